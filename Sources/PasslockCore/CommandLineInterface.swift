@@ -1,0 +1,123 @@
+/// The `passlock` command line: parsing and help, in the style of
+/// swift-argument-parser (help on stdout, exit 0; usage errors on stderr, exit 64).
+public enum CLI {
+  public static let version = "0.1.0"
+
+  public enum Command: Equatable, Sendable {
+    case help(topic: Subcommand?)
+    case version
+    case set(allowSimple: Bool, stdin: Bool)
+    case change(stdin: Bool)
+    case remove(stdin: Bool)
+    case verify(stdin: Bool)
+    case status(json: Bool)
+    case reset(stdin: Bool)
+  }
+
+  public enum Subcommand: String, CaseIterable, Sendable {
+    case set, change, remove, verify, status, reset
+
+    var abstract: String {
+      switch self {
+      case .set: return "Choose a passcode of 4 to 16 digits."
+      case .change: return "Change the passcode."
+      case .remove: return "Remove the passcode."
+      case .verify: return "Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out)."
+      case .status: return "Show the passcode, failed attempts, delays and where the store is."
+      case .reset: return "Clear failed attempts after a lockout, with the account password."
+      }
+    }
+
+    var options: [(flag: String, help: String)] {
+      let stdin = ("--stdin", "Read passcodes from standard input, one per line.")
+      switch self {
+      case .set:
+        return [("--allow-simple", "Accept an easy passcode (1111, 1234, 9876…)."), ("--stdin", "Read the new passcode and its confirmation from standard input.")]
+      case .change: return [("--stdin", "Read the current, new and confirmation passcodes from standard input.")]
+      case .remove, .verify: return [stdin]
+      case .status: return [("--json", "Print the status as one JSON object.")]
+      case .reset: return [("--stdin", "Read the account password from standard input.")]
+      }
+    }
+
+    var usage: String {
+      "passlock \(rawValue)" + options.map { " [\($0.flag)]" }.joined()
+    }
+  }
+
+  /// A command line that does not make sense; rendered by `usageError`.
+  public struct UsageError: Error, Equatable {
+    public var message: String
+    public var subcommand: Subcommand?
+  }
+
+  public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+    guard let first = arguments.first else { return .help(topic: nil) }
+    if first == "-h" || first == "--help" { return .help(topic: nil) }
+    if first == "--version" { return .version }
+    if first == "help" {
+      guard arguments.count <= 2 else { throw UsageError(message: "Unexpected argument '\(arguments[2])'") }
+      guard arguments.count == 2 else { return .help(topic: nil) }
+      guard let topic = Subcommand(rawValue: arguments[1]) else {
+        throw UsageError(message: "Unknown subcommand '\(arguments[1])'")
+      }
+      return .help(topic: topic)
+    }
+    guard let subcommand = Subcommand(rawValue: first) else {
+      let kind = first.hasPrefix("-") ? "option" : "subcommand"
+      throw UsageError(message: "Unknown \(kind) '\(first)'")
+    }
+    var flags: Set<String> = []
+    for argument in arguments.dropFirst() {
+      if argument == "-h" || argument == "--help" { return .help(topic: subcommand) }
+      guard subcommand.options.contains(where: { $0.flag == argument }) else {
+        let kind = argument.hasPrefix("-") ? "Unknown option" : "Unexpected argument"
+        throw UsageError(message: "\(kind) '\(argument)'", subcommand: subcommand)
+      }
+      flags.insert(argument)
+    }
+    let stdin = flags.contains("--stdin")
+    switch subcommand {
+    case .set: return .set(allowSimple: flags.contains("--allow-simple"), stdin: stdin)
+    case .change: return .change(stdin: stdin)
+    case .remove: return .remove(stdin: stdin)
+    case .verify: return .verify(stdin: stdin)
+    case .status: return .status(json: flags.contains("--json"))
+    case .reset: return .reset(stdin: stdin)
+    }
+  }
+
+  public static func help(_ topic: Subcommand?) -> String {
+    guard let topic else {
+      var out = """
+        OVERVIEW: Lock your session with a short passcode.
+
+        USAGE: passlock <subcommand>
+
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+
+        """
+      for sub in Subcommand.allCases { out += "  " + pad(sub.rawValue, 22) + sub.abstract + "\n" }
+      out += "\n  See 'passlock help <subcommand>' for detailed help.\n"
+      return out
+    }
+    var out = "OVERVIEW: \(topic.abstract)\n\nUSAGE: \(topic.usage)\n\nOPTIONS:\n"
+    for option in topic.options { out += "  " + pad(option.flag, 22) + option.help + "\n" }
+    out += "  " + pad("-h, --help", 22) + "Show help information.\n"
+    return out
+  }
+
+  public static func usageError(_ error: UsageError) -> String {
+    let usage = error.subcommand?.usage ?? "passlock <subcommand>"
+    let helpCommand = error.subcommand.map { "passlock \($0.rawValue) --help" } ?? "passlock --help"
+    return "Error: \(error.message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.\n"
+  }
+
+  static func pad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+  }
+}

@@ -1,0 +1,142 @@
+/// passlock's configuration: systemd-style `[Section]` / `Key=value` files,
+/// merged in load order (later files override earlier ones key by key).
+///
+/// Every key is declared in `Config.schema`; an unknown section or key, a
+/// malformed line or a bad value is an error that names `file:line`.
+public struct Config: Equatable, Sendable {
+  /// The merged values, by "Section.Key".
+  public private(set) var values: [String: String]
+
+  public init() {
+    values = [:]
+    for key in Config.schema { values[key.name] = key.defaultValue }
+  }
+
+  public subscript(_ name: String) -> String {
+    guard let value = values[name] else { preconditionFailure("undeclared config key \(name)") }
+    return value
+  }
+
+  /// One declared key: its section, name, default and accepted values.
+  public struct Key: Sendable {
+    public var section: String
+    public var key: String
+    public var defaultValue: String
+    public var kind: Kind
+    public var help: String
+    public var name: String { "\(section).\(key)" }
+  }
+
+  public enum Kind: Sendable {
+    case absolutePathOrEmpty
+    case boolean
+    case integer(ClosedRange<Int>)
+  }
+
+  /// Every key passlock reads. Later features add theirs here.
+  public static let schema: [Key] = [
+    Key(
+      section: "Store", key: "SystemDirectory", defaultValue: "/var/lib/passlock", kind: .absolutePathOrEmpty,
+      help: "Where the installed (setuid) passlock-auth keeps each user's passcode. Read from the root-owned file only."),
+    Key(
+      section: "Authentication", key: "PAMConfigDirectory", defaultValue: "", kind: .absolutePathOrEmpty,
+      help: "A directory of PAM service files to use instead of /etc/pam.d (empty: the system's)."),
+  ]
+
+  /// Merges one file's text into the configuration.
+  public mutating func merge(_ text: String, file: String) throws(ConfigError) {
+    var section: String?
+    for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      let at = { (message: String) in ConfigError(file: file, line: index + 1, message: message) }
+      let line = rawLine.trimmingSpaces()
+      if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+      if line.hasPrefix("[") {
+        guard line.hasSuffix("]"), line.count > 2 else { throw at("a section header looks like [Name]") }
+        let name = String(line.dropFirst().dropLast())
+        guard Config.schema.contains(where: { $0.section == name }) else {
+          throw at("unknown section [\(name)]; known: \(Config.sectionNames.joined(separator: ", "))")
+        }
+        section = name
+        continue
+      }
+      guard let equals = line.firstIndex(of: "=") else { throw at("expected Key=value, found '\(line)'") }
+      guard let section else { throw at("'\(line)' comes before any [Section]") }
+      let key = line[..<equals].trimmingSpaces()
+      let value = line[line.index(after: equals)...].trimmingSpaces()
+      guard let declared = Config.schema.first(where: { $0.section == section && $0.key == key }) else {
+        let known = Config.schema.filter { $0.section == section }.map(\.key).joined(separator: ", ")
+        throw at("unknown key '\(key)' in [\(section)]; known: \(known)")
+      }
+      if let problem = declared.kind.problem(with: value) { throw at("\(key)=\(value): \(problem)") }
+      values[declared.name] = declared.kind.normalized(value)
+    }
+  }
+
+  static var sectionNames: [String] {
+    var names: [String] = []
+    for key in schema where !names.contains(key.section) { names.append(key.section) }
+    return names
+  }
+
+  /// The merged configuration as a file, one section after another.
+  public func rendered() -> String {
+    var out = ""
+    for section in Config.sectionNames {
+      out += (out.isEmpty ? "" : "\n") + "[\(section)]\n"
+      for key in Config.schema where key.section == section { out += "\(key.key)=\(self[key.name])\n" }
+    }
+    return out
+  }
+
+  public func bool(_ name: String) -> Bool { self[name] == "yes" }
+  public func int(_ name: String) -> Int { Int(self[name])! }
+}
+
+extension Config.Kind {
+  func problem(with value: String) -> String? {
+    switch self {
+    case .absolutePathOrEmpty:
+      return value.isEmpty || value.hasPrefix("/") ? nil : "expected an absolute path"
+    case .boolean:
+      return Config.Kind.booleanWords[value.lowercased()] == nil ? "expected yes or no" : nil
+    case .integer(let range):
+      guard let number = Int(value), range.contains(number) else {
+        return "expected a whole number from \(range.lowerBound) to \(range.upperBound)"
+      }
+      return nil
+    }
+  }
+
+  func normalized(_ value: String) -> String {
+    if case .boolean = self { return Config.Kind.booleanWords[value.lowercased()]! ? "yes" : "no" }
+    return value
+  }
+
+  /// The spellings systemd accepts for booleans.
+  static let booleanWords: [String: Bool] = [
+    "yes": true, "true": true, "on": true, "1": true,
+    "no": false, "false": false, "off": false, "0": false,
+  ]
+}
+
+/// A configuration problem, located as `file:line: message`.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+  public var file: String
+  public var line: Int
+  public var message: String
+  public init(file: String, line: Int, message: String) {
+    self.file = file
+    self.line = line
+    self.message = message
+  }
+  public var description: String { "\(file):\(line): \(message)" }
+}
+
+extension StringProtocol {
+  func trimmingSpaces() -> String {
+    let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\r" }
+    guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
+    let end = lastIndex(where: { !isSpace($0) })!
+    return String(self[start...end])
+  }
+}

@@ -1,0 +1,53 @@
+import Glibc
+
+/// A child started with posix_spawn(3) (never fork without exec), its standard
+/// input and output connected to pipes held by the parent.
+public struct ChildProcess: Sendable {
+  public let pid: pid_t
+  /// Write end of the child's standard input.
+  public let input: FileDescriptor
+  /// Read end of the child's standard output.
+  public let output: FileDescriptor
+
+  /// Spawns `path` with `arguments` (argv[0] included); standard error is shared.
+  public static func spawn(_ path: String, arguments: [String]) throws(SystemError) -> ChildProcess {
+    var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+    guard pipe(&toChild) == 0 else { throw SystemError("pipe") }
+    guard pipe(&fromChild) == 0 else {
+      Glibc.close(toChild[0]); Glibc.close(toChild[1])
+      throw SystemError("pipe")
+    }
+    // pipe2 is hidden behind _GNU_SOURCE; this process spawns from one thread,
+    // so setting close-on-exec right after pipe(2) leaks nothing.
+    for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    // dup2 clears O_CLOEXEC on the targets; every other descriptor stays closed.
+    posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+    posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    Glibc.close(toChild[0])
+    Glibc.close(fromChild[1])
+    guard rc == 0 else {
+      Glibc.close(toChild[1]); Glibc.close(fromChild[0])
+      throw SystemError("posix_spawn", path: path, errno: rc)
+    }
+    return ChildProcess(
+      pid: pid, input: FileDescriptor(rawValue: toChild[1]), output: FileDescriptor(rawValue: fromChild[0]))
+  }
+
+  /// Waits for the child; its exit status, or 128 + signal number.
+  public func wait() -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 {
+      guard errno == EINTR else { return 127 }
+    }
+    if status & 0x7f == 0 { return (status >> 8) & 0xff }
+    return 128 + (status & 0x7f)
+  }
+}

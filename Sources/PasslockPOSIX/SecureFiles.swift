@@ -1,0 +1,148 @@
+import Glibc
+
+/// Opening, checking and atomically replacing the store's files: refuse
+/// symlinks, foreign owners and group/other permissions, with the fix in the
+/// message; write through temp file, fsync, rename, fsync of the directory.
+public struct SecureDirectory: ~Copyable {
+  public let path: String
+  public let owner: uid_t
+  let fd: FileDescriptor
+
+  /// Opens `path` as a directory owned by `owner` with no group/other access,
+  /// creating it and its missing parents (0755) first when `create` is set.
+  public init(path: String, owner: uid_t, create: Bool) throws(StoreFileError) {
+    self.path = path
+    self.owner = owner
+    if create {
+      try SecureDirectory.makeParents(of: path)
+      if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: path)) }
+    }
+    let opened: FileDescriptor
+    do {
+      opened = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    } catch {
+      if error.errno == ELOOP || error.errno == ENOTDIR { throw .symlink(path) }
+      if error.errno == ENOENT { throw .missing(path) }
+      throw .system(error)
+    }
+    do {
+      try SecureDirectory.check(try opened.status(), path: path, owner: owner, allowedMode: 0o700)
+    } catch {
+      opened.close()
+      throw (error as? StoreFileError) ?? .system(error as! SystemError)
+    }
+    fd = opened
+  }
+
+  deinit { fd.close() }
+
+  static func makeParents(of path: String) throws(StoreFileError) {
+    var prefix = ""
+    for component in path.split(separator: "/").dropLast() {
+      prefix += "/" + component
+      if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: prefix)) }
+    }
+  }
+
+  static func check(_ st: stat, path: String, owner: uid_t, allowedMode: mode_t) throws(StoreFileError) {
+    if st.st_uid != owner { throw .wrongOwner(path, found: st.st_uid, expected: owner) }
+    let mode = st.st_mode & 0o7777
+    if mode & ~allowedMode & 0o077 != 0 { throw .tooOpen(path, mode: mode, wanted: allowedMode) }
+  }
+
+  /// Reads the file `name` in this directory; nil when it does not exist.
+  public func read(_ name: String) throws(StoreFileError) -> String? {
+    let full = path + "/" + name
+    let file: FileDescriptor
+    do {
+      file = try fd.openAt(name, O_RDONLY | O_NOFOLLOW)
+    } catch {
+      if error.errno == ENOENT { return nil }
+      if error.errno == ELOOP { throw .symlink(full) }
+      throw .system(SystemError("open", path: full, errno: error.errno))
+    }
+    defer { file.close() }
+    do {
+      let st = try file.status()
+      guard st.st_mode & S_IFMT == S_IFREG else { throw StoreFileError.notRegular(full) }
+      try SecureDirectory.check(st, path: full, owner: owner, allowedMode: 0o600)
+      return String(decoding: try file.readAll(), as: UTF8.self)
+    } catch let error as StoreFileError {
+      throw error
+    } catch {
+      throw .system(SystemError("read", path: full, errno: (error as? SystemError)?.errno ?? EIO))
+    }
+  }
+
+  /// Replaces `name` atomically with `contents` (mode 0600): a crash at any
+  /// point leaves either the old file or the new one, never a mix.
+  public func replace(_ name: String, with contents: String, failBeforeRename: Bool = false) throws(StoreFileError) {
+    let temporary = ".\(name).tmp"
+    let full = path + "/" + temporary
+    _ = unlinkat(fd.rawValue, temporary, 0)
+    do throws(SystemError) {
+      let file = try fd.openAt(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+      defer { file.close() }
+      // The owner differs from the euid only when root writes a user's store.
+      if geteuid() != owner && fchown(file.rawValue, owner, gid_t.max) != 0 {
+        throw SystemError("fchown", path: full)
+      }
+      try file.writeAll(contents)
+      try file.sync(path: full)
+    } catch {
+      _ = unlinkat(fd.rawValue, temporary, 0)
+      throw .system(error)
+    }
+    // A test hook: simulates a crash between writing the new file and renaming it.
+    if failBeforeRename { throw .system(SystemError("rename", path: full, errno: EINTR)) }
+    guard renameat(fd.rawValue, temporary, fd.rawValue, name) == 0 else {
+      let error = SystemError("rename", path: path + "/" + name)
+      _ = unlinkat(fd.rawValue, temporary, 0)
+      throw .system(error)
+    }
+    do { try fd.sync(path: path) } catch { throw .system(error) }
+  }
+
+  /// Removes `name`; a missing file is fine.
+  public func remove(_ name: String) throws(StoreFileError) {
+    guard unlinkat(fd.rawValue, name, 0) == 0 || errno == ENOENT else {
+      throw .system(SystemError("unlink", path: path + "/" + name))
+    }
+    do { try fd.sync(path: path) } catch { throw .system(error) }
+  }
+}
+
+/// Why a store file or directory was refused, with the fix.
+public enum StoreFileError: Error, CustomStringConvertible {
+  case symlink(String)
+  case missing(String)
+  case notRegular(String)
+  case wrongOwner(String, found: uid_t, expected: uid_t)
+  case tooOpen(String, mode: mode_t, wanted: mode_t)
+  case malformed(String, reason: String)
+  case system(SystemError)
+
+  public var description: String {
+    switch self {
+    case .symlink(let path):
+      return "\(path) is a symbolic link; passlock refuses to follow it. Remove the link ('rm \(path)') and set the passcode again."
+    case .missing(let path):
+      return "\(path) does not exist"
+    case .notRegular(let path):
+      return "\(path) is not a regular file; remove it and set the passcode again"
+    case .wrongOwner(let path, let found, let expected):
+      return "\(path) is owned by uid \(found), not uid \(expected); run 'chown \(expected) \(path)' or remove it"
+    case .tooOpen(let path, let mode, let wanted):
+      return "\(path) is readable or writable by others (mode \(octal(mode))); run 'chmod \(octal(wanted)) \(path)'"
+    case .malformed(let path, let reason):
+      return "\(path) is corrupt (\(reason)); it was left untouched. Remove it and set the passcode again, or restore it from a backup"
+    case .system(let error):
+      return error.description
+    }
+  }
+}
+
+func octal(_ mode: mode_t) -> String {
+  let digits = String(mode, radix: 8)
+  return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

@@ -1,0 +1,178 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// Where a user's store lives and who must own it.
+public struct StoreLocation: Sendable, Equatable {
+  public var kind: StoreStatus.Kind
+  public var directory: String
+  /// root for the system store, the user for their own.
+  public var owner: uid_t
+
+  public init(kind: StoreStatus.Kind, directory: String, owner: uid_t) {
+    self.kind = kind
+    self.directory = directory
+    self.owner = owner
+  }
+}
+
+/// One user's passcode hash and attempt counter, and the rules that bind them:
+/// the counter is persisted before every check, delays live in the file, and
+/// a counter that cannot be read means "account password required".
+public struct PasscodeStore: ~Copyable {
+  public static let passcodeFile = "passcode"
+  public static let attemptsFile = "attempts"
+
+  public let location: StoreLocation
+  let directory: SecureDirectory
+  /// yescrypt cost for new hashes; nil calibrates to ~80 ms on this machine.
+  public var hashCost: Int?
+
+  /// Opens the store. With `create` false, a missing directory gives nil.
+  public init?(_ location: StoreLocation, create: Bool, hashCost: Int? = nil) throws(StoreFileError) {
+    do {
+      directory = try SecureDirectory(path: location.directory, owner: location.owner, create: create)
+    } catch {
+      if case .missing = error, !create { return nil }
+      throw error
+    }
+    self.location = location
+    self.hashCost = hashCost
+  }
+
+  // MARK: Reading
+
+  public func passcode() throws(StoreFileError) -> PasscodeRecord? {
+    guard let text = try directory.read(Self.passcodeFile) else { return nil }
+    do { return try PasscodeRecord.parse(text) } catch {
+      throw .malformed(location.directory + "/" + Self.passcodeFile, reason: error.reason)
+    }
+  }
+
+  /// The counter, or why it cannot be trusted.
+  public enum Attempts {
+    case record(AttemptRecord)
+    case unusable(String)
+  }
+
+  public func attempts() -> Attempts {
+    do {
+      guard let text = try directory.read(Self.attemptsFile) else { return .record(.cleared) }
+      return .record(try AttemptRecord.parse(text))
+    } catch let error as StoreFileError {
+      return .unusable(error.description)
+    } catch {
+      return .unusable("\(location.directory)/\(Self.attemptsFile) is corrupt (\((error as? RecordFormatError)?.reason ?? "\(error)"))")
+    }
+  }
+
+  public func status(now: Int64) throws(StoreFileError) -> StoreStatus {
+    let record = try passcode()
+    var failures = 0, wait: Int64 = 0, lockedOut = false
+    switch attempts() {
+    case .unusable: lockedOut = true
+    case .record(let attempts):
+      failures = attempts.failures
+      switch attempts.gate(now: now) {
+      case .open: break
+      case .wait(let seconds): wait = seconds
+      case .accountPasswordRequired: lockedOut = true
+      }
+    }
+    return StoreStatus(
+      passcodeSet: record != nil, length: record?.length ?? 0, failedAttempts: failures,
+      retryAfterSeconds: wait, accountPasswordRequired: lockedOut && record != nil,
+      store: location.kind, directory: location.directory)
+  }
+
+  // MARK: Verifying
+
+  public enum Verdict: Equatable {
+    case match
+    /// Wrong; `failures` so far and what that means for the next try.
+    case mismatch(failures: Int, next: AttemptRecord.Gate)
+    case wait(seconds: Int64)
+    case accountPasswordRequired(reason: String?)
+    case noPasscode
+  }
+
+  /// Checks `candidate`, counting the try on disk (fsynced) *before* the hash
+  /// is computed, so killing the process mid-check cannot save an attempt.
+  public func verify(_ candidate: borrowing Secret, now: Int64) throws(StoreError) -> Verdict {
+    guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
+    let previous: AttemptRecord
+    switch attempts() {
+    case .unusable(let reason): return .accountPasswordRequired(reason: reason)
+    case .record(let attempts): previous = attempts
+    }
+    switch previous.gate(now: now) {
+    case .open: break
+    case .wait(let seconds): return .wait(seconds: seconds)
+    case .accountPasswordRequired: return .accountPasswordRequired(reason: nil)
+    }
+
+    var counted = previous.countingAttempt(now: now)
+    try write(counted)
+    let computed: String
+    do { computed = try PasscodeHasher.crypt(candidate, setting: record.hash) } catch { throw .hash(error) }
+
+    if ConstantTime.equals(computed, record.hash) {
+      try write(.cleared)
+      return .match
+    }
+    if !previous.lastWrongHash.isEmpty && ConstantTime.equals(computed, previous.lastWrongHash) {
+      // The same wrong passcode twice in a row counts once, as on iOS.
+      try write(previous)
+      return .mismatch(failures: previous.failures, next: previous.gate(now: now))
+    }
+    counted.lastWrongHash = computed
+    try write(counted)
+    return .mismatch(failures: counted.failures, next: counted.gate(now: now))
+  }
+
+  // MARK: Changing
+
+  /// Stores a new passcode (already checked against the policy) and clears the counter.
+  public func setPasscode(_ passcode: borrowing Secret) throws(StoreError) {
+    let hash: String
+    do throws(HashError) {
+      if let hashCost {
+        hash = try PasscodeHasher.hash(passcode, cost: hashCost)
+      } else {
+        hash = try PasscodeHasher.calibratedHash(passcode)
+      }
+    } catch { throw .hash(error) }
+    let record = PasscodeRecord(length: passcode.count, hash: hash)
+    try wrap { () throws(StoreFileError) in try directory.replace(Self.passcodeFile, with: record.serialized()) }
+    try write(.cleared)
+  }
+
+  public func removePasscode() throws(StoreError) {
+    try wrap { () throws(StoreFileError) in
+      try directory.remove(Self.passcodeFile)
+      try directory.remove(Self.attemptsFile)
+    }
+  }
+
+  /// After the account password: the counter starts again from zero.
+  public func clearAttempts() throws(StoreError) { try write(.cleared) }
+
+  func write(_ record: AttemptRecord) throws(StoreError) {
+    try wrap { () throws(StoreFileError) in try directory.replace(Self.attemptsFile, with: record.serialized()) }
+  }
+
+  func wrap<T>(_ body: () throws(StoreFileError) -> T) throws(StoreError) -> T {
+    do { return try body() } catch { throw .file(error) }
+  }
+}
+
+public enum StoreError: Error, CustomStringConvertible {
+  case file(StoreFileError)
+  case hash(HashError)
+  public var description: String {
+    switch self {
+    case .file(let e): return e.description
+    case .hash(let e): return e.description
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import PasslockCore
+import PasslockPOSIX
+import PasslockStore
+
+/// The operations of the gatekeeper, each turning a request into one result.
+struct Gatekeeper {
+  let mode: Mode
+  let channel: FrameChannel
+
+  func handle(_ request: borrowing Request) -> AuthResult {
+    do throws(StoreError) {
+      switch request.operation {
+      case .status:
+        guard let store = try open(create: false) else { return AuthResult(.ok, try emptyStatus().fields) }
+        return AuthResult(.ok, try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds()) }.fields)
+      case .verify:
+        guard let store = try open(create: false) else { return AuthResult(.noPasscode) }
+        return result(of: try store.verify(request.first, now: wallClockSeconds()))
+      case .set:
+        return try set(request)
+      case .change, .remove:
+        return try changeOrRemove(request)
+      case .accountPassword:
+        guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
+        if let failure = accountPassword() { return failure }
+        try store.clearAttempts()
+        return AuthResult(.ok)
+      }
+    } catch {
+      return AuthResult(.storeError, message: error.description)
+    }
+  }
+
+  private func set(_ request: borrowing Request) throws(StoreError) -> AuthResult {
+    if let refusal = policyRefusal(request.first, request.flags) { return refusal }
+    guard let store = try open(create: true) else { return AuthResult(.storeError, message: "no store") }
+    if try passcodeExists(store) { return AuthResult(.alreadySet) }
+    if mode.setNeedsAccountPassword, let failure = accountPassword() { return failure }
+    try store.setPasscode(request.first)
+    return AuthResult(.ok)
+  }
+
+  /// `change` carries [current,] new; `remove` carries [current]. Without the
+  /// current passcode, the account password stands in for it.
+  private func changeOrRemove(_ request: borrowing Request) throws(StoreError) -> AuthResult {
+    let isChange = request.operation == .change
+    let hasCurrent = request.secretCount == (isChange ? 2 : 1)
+    guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
+    if isChange {
+      let refusal = hasCurrent ? policyRefusal(request.second, request.flags) : policyRefusal(request.first, request.flags)
+      if let refusal { return refusal }
+    }
+    if hasCurrent {
+      let verdict = try store.verify(request.first, now: wallClockSeconds())
+      guard verdict == .match else { return result(of: verdict) }
+    } else if let failure = accountPassword() {
+      return failure
+    }
+    if isChange {
+      if hasCurrent { try store.setPasscode(request.second) } else { try store.setPasscode(request.first) }
+    } else {
+      try store.removePasscode()
+    }
+    return AuthResult(.ok)
+  }
+
+  private func policyRefusal(_ passcode: borrowing Secret, _ flags: AuthProtocol.Flags) -> AuthResult? {
+    let violation = passcode.withBytes { PasscodePolicy.check($0, allowSimple: flags.contains(.allowSimple)) }
+    return violation.map { AuthResult(.rejected, ["message": $0.description, "simple": $0.isSimplicity ? "1" : "0"]) }
+  }
+
+  /// nil when PAM accepted the account password, else the result to return.
+  private func accountPassword() -> AuthResult? {
+    switch AccountPassword.check(mode: mode, channel: channel) {
+    case .success: return nil
+    case .failure(let error): return AuthResult(.accountPasswordFailed, message: error.description)
+    }
+  }
+
+  private func result(of verdict: PasscodeStore.Verdict) -> AuthResult {
+    switch verdict {
+    case .match: return AuthResult(.ok)
+    case .noPasscode: return AuthResult(.noPasscode)
+    case .wait(let seconds): return AuthResult(.delayed, ["retry_after_seconds": String(seconds)])
+    case .accountPasswordRequired(let reason):
+      return AuthResult(.accountPasswordRequired, reason.map { ["message": $0] } ?? [:])
+    case .mismatch(let failures, let next):
+      var fields = ["failed_attempts": String(failures)]
+      switch next {
+      case .open: break
+      case .wait(let seconds): fields["retry_after_seconds"] = String(seconds)
+      case .accountPasswordRequired: fields["account_password_required"] = "1"
+      }
+      return AuthResult(.mismatch, fields)
+    }
+  }
+
+  private func open(create: Bool) throws(StoreError) -> PasscodeStore? {
+    do { return try PasscodeStore(mode.location, create: create, hashCost: mode.hashCost) } catch { throw .file(error) }
+  }
+
+  private func passcodeExists(_ store: borrowing PasscodeStore) throws(StoreError) -> Bool {
+    try wrap { () throws(StoreFileError) in try store.passcode() } != nil
+  }
+
+  private func emptyStatus() throws(StoreError) -> StoreStatus {
+    StoreStatus(
+      passcodeSet: false, length: 0, failedAttempts: 0, retryAfterSeconds: 0, accountPasswordRequired: false,
+      store: mode.location.kind, directory: mode.location.directory)
+  }
+
+  private func wrap<T>(_ body: () throws(StoreFileError) -> T) throws(StoreError) -> T {
+    do { return try body() } catch { throw .file(error) }
+  }
+}

@@ -1,0 +1,38 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+// passlock-auth: the gatekeeper of the passcode store (the unix_chkpwd model).
+// It speaks AuthProtocol on stdin/stdout, acts only for its real uid, and
+// exits with the result code it sent.
+
+// A client that goes away must not kill us mid-write with SIGPIPE: the write
+// fails with EPIPE instead, after the counter was already persisted.
+signal(SIGPIPE, SIG_IGN)
+
+let channel = FrameChannel(input: .standardInput, output: .standardOutput)
+
+if FileDescriptor.standardInput.isTerminal {
+  printError("passlock-auth is the passcode gatekeeper used by passlock; it is not run by hand. See 'passlock --help'.\n")
+  exit(64)
+}
+
+let mode: Mode
+do {
+  mode = try Mode.detect()
+} catch {
+  printError("passlock-auth: \(error)\n")
+  let result = AuthResult(.storeError, message: error.description)
+  try? channel.send(.result, result.encoded())
+  exit(Int32(result.code.rawValue))
+}
+
+let result: AuthResult
+do {
+  let request = try Request.read(from: channel)
+  result = Gatekeeper(mode: mode, channel: channel).handle(request)
+} catch {
+  result = AuthResult(.protocolError, message: error.description)
+}
+try? channel.send(.result, result.encoded())
+exit(Int32(result.code.rawValue))

@@ -1,0 +1,182 @@
+import PasslockCore
+import PasslockPOSIX
+
+/// The flows behind each subcommand: what to ask, in which order, and how to
+/// word each outcome. Exit statuses: 0 success, 1 failure, 75 wait, 77 the
+/// account password is required.
+struct Commands {
+  let gatekeeper = GatekeeperClient.locate()
+  let input: PasscodeInput
+
+  func status(json: Bool) throws(CommandFailure) -> Int32 {
+    let status = try currentStatus()
+    printOut(json ? status.json() + "\n" : status.text())
+    return 0
+  }
+
+  func verify() throws(CommandFailure) -> Int32 {
+    var passcode = Secret()
+    try readOrFail("Passcode: ", &passcode)
+    let result = try run(.verify, secrets: passcode)
+    return try outcome(result, success: nil)
+  }
+
+  func set(allowSimple: Bool) throws(CommandFailure) -> Int32 {
+    if try currentStatus().passcodeSet {
+      throw .failed("A passcode is already set; use 'passlock change' to change it.")
+    }
+    var new = Secret()
+    try chooseNew(&new, allowSimple: allowSimple)
+    let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
+    return try outcome(result, success: "Passcode set (\(new.count) digits).")
+  }
+
+  func change() throws(CommandFailure) -> Int32 {
+    let status = try currentStatus()
+    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    var current = Secret(), new = Secret()
+    let useCurrent = !status.accountPasswordRequired
+    if useCurrent {
+      try readOrFail("Current passcode: ", &current)
+    } else {
+      input.say("Too many failed attempts: the account password replaces the current passcode.\n")
+    }
+    try chooseNew(&new, allowSimple: true)
+    let result = useCurrent ? try run(.change, secrets: current, new) : try run(.change, secrets: new)
+    return try outcome(result, success: "Passcode changed (\(new.count) digits).")
+  }
+
+  func remove() throws(CommandFailure) -> Int32 {
+    let status = try currentStatus()
+    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    var current = Secret()
+    if status.accountPasswordRequired {
+      input.say("Too many failed attempts: the account password replaces the current passcode.\n")
+      return try outcome(try run(.remove), success: "Passcode removed.")
+    }
+    try readOrFail("Current passcode: ", &current)
+    return try outcome(try run(.remove, secrets: current), success: "Passcode removed.")
+  }
+
+  func reset() throws(CommandFailure) -> Int32 {
+    try outcome(try run(.accountPassword), success: "Failed attempts cleared; the passcode works again.")
+  }
+
+  // MARK: Steps
+
+  static let noPasscode = "No passcode is set; run 'passlock set' first."
+
+  /// The create flow of the originals: enter, confirm; a mismatch says so and
+  /// starts again. Interactive entry also starts again after a policy refusal.
+  private func chooseNew(_ new: inout Secret, allowSimple: Bool) throws(CommandFailure) {
+    var confirmation = Secret()
+    while true {
+      try readOrFail("New passcode (4-16 digits): ", &new)
+      let violation = new.withBytes { PasscodePolicy.check($0, allowSimple: allowSimple) }
+      if let violation {
+        let hint = violation.isSimplicity ? "; choose another or pass --allow-simple" : ""
+        guard input.isInteractive else { throw .failed("Passcode refused: \(violation)\(hint).") }
+        input.say("Passcode refused: \(violation)\(hint).\n")
+        continue
+      }
+      try readOrFail("Confirm the passcode: ", &confirmation)
+      if new.withBytes({ confirmation.constantTimeEquals($0) }) { return }
+      input.say("Passcodes didn't match. Try again.\n")
+    }
+  }
+
+  private func readOrFail(_ prompt: String, _ secret: inout Secret) throws(CommandFailure) {
+    do {
+      guard try input.read(prompt: prompt, into: &secret, digitsOnly: true) else {
+        throw CommandFailure.failed("No passcode was entered.")
+      }
+    } catch let error as CommandFailure {
+      throw error
+    } catch let error as InputError {
+      if case .interrupted = error { throw .interrupted }
+      throw .failed(error.description)
+    } catch {
+      throw .failed("\(error)")
+    }
+  }
+
+  private func currentStatus() throws(CommandFailure) -> StoreStatus {
+    let result = try run(.status)
+    guard result.code == .ok, let status = StoreStatus(fields: result.fields) else {
+      throw .failed(result.message ?? "passlock-auth gave no status")
+    }
+    return status
+  }
+
+  private func run(_ operation: AuthProtocol.Operation) throws(CommandFailure) -> AuthResult {
+    try request(operation, flags: []) { _ in }
+  }
+
+  private func run(
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], secrets first: borrowing Secret
+  ) throws(CommandFailure) -> AuthResult {
+    try request(operation, flags: flags) { (channel) throws(SystemError) in try channel.send(.secret, secret: first) }
+  }
+
+  private func run(
+    _ operation: AuthProtocol.Operation, secrets first: borrowing Secret, _ second: borrowing Secret
+  ) throws(CommandFailure) -> AuthResult {
+    try request(operation, flags: []) { (channel) throws(SystemError) in
+      try channel.send(.secret, secret: first)
+      try channel.send(.secret, secret: second)
+    }
+  }
+
+  /// One gatekeeper request; PAM prompts (the account password) are answered
+  /// from the same input as the passcodes.
+  private func request(
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags,
+    sendSecrets: (FrameChannel) throws(SystemError) -> Void
+  ) throws(CommandFailure) -> AuthResult {
+    do {
+      return try gatekeeper.run(operation, flags: flags, sendSecrets: sendSecrets) { style, text, answer in
+        let prompt = text.hasSuffix(" ") ? text : text + " "
+        return (try? input.read(prompt: prompt, into: &answer, digitsOnly: false)) ?? false
+      }
+    } catch {
+      throw .failed(error.description)
+    }
+  }
+
+  /// Words a result for the user and picks the exit status.
+  private func outcome(_ result: AuthResult, success: String?) throws(CommandFailure) -> Int32 {
+    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
+    switch result.code {
+    case .ok:
+      if let success { printOut(success + "\n") }
+      return 0
+    case .mismatch:
+      var text = "Passcode didn't match."
+      if let failed = result.fields["failed_attempts"] { text += " Failed attempts: \(failed)." }
+      if retry > 0 { text += " Try again in \(TimeText.clock(retry))." }
+      if result.fields["account_password_required"] == "1" {
+        text += " The passcode is now locked; run 'passlock reset' with your account password."
+      }
+      printError(text + "\n")
+      return 1
+    case .delayed:
+      throw .exit(75, "Too many failed attempts; try again in \(TimeText.clock(retry)).")
+    case .accountPasswordRequired:
+      let reason = result.message.map { " (\($0))" } ?? ""
+      throw .exit(77, "Too many failed attempts\(reason); the account password is required: run 'passlock reset'.")
+    case .noPasscode: throw .failed(Self.noPasscode)
+    case .alreadySet: throw .failed("A passcode is already set; use 'passlock change' to change it.")
+    case .rejected: throw .failed("Passcode refused: \(result.message ?? "not allowed").")
+    case .accountPasswordFailed:
+      throw .failed("The account password was not accepted (\(result.message ?? "PAM refused")).")
+    case .storeError, .protocolError: throw .failed(result.message ?? "passlock-auth failed")
+    }
+  }
+}
+
+/// How a command ends when it does not succeed.
+enum CommandFailure: Error {
+  case failed(String)
+  case exit(Int32, String)
+  case interrupted
+}

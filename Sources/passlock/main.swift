@@ -1,0 +1,49 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+// passlock: the command line. Parsing and help live in PasslockCore (CLI);
+// the flows in Commands; everything that touches the store goes through
+// passlock-auth.
+
+signal(SIGPIPE, SIG_IGN)
+
+let command: CLI.Command
+do {
+  command = try CLI.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+  printError(CLI.usageError(error))
+  exit(64)
+}
+
+func commands(stdin: Bool) -> Commands { Commands(input: PasscodeInput(standardInput: stdin)) }
+
+do {
+  let status: Int32
+  switch command {
+  case .help(let topic):
+    printOut(CLI.help(topic))
+    status = 0
+  case .version:
+    printOut("passlock \(CLI.version)\n")
+    status = 0
+  case .status(let json): status = try commands(stdin: false).status(json: json)
+  case .verify(let stdin): status = try commands(stdin: stdin).verify()
+  case .set(let allowSimple, let stdin): status = try commands(stdin: stdin).set(allowSimple: allowSimple)
+  case .change(let stdin): status = try commands(stdin: stdin).change()
+  case .remove(let stdin): status = try commands(stdin: stdin).remove()
+  case .reset(let stdin): status = try commands(stdin: stdin).reset()
+  }
+  exit(status)
+} catch {
+  switch error {
+  case .failed(let message):
+    printError("Error: \(message)\n")
+    exit(1)
+  case .exit(let code, let message):
+    printError("Error: \(message)\n")
+    exit(code)
+  case .interrupted:
+    exit(130)
+  }
+}
