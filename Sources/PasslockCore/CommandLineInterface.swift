@@ -101,13 +101,13 @@ public enum CLI {
         SUBCOMMANDS:
 
         """
-      for sub in Subcommand.allCases { out += "  " + pad(sub.rawValue, 22) + sub.abstract + "\n" }
+      for sub in Subcommand.allCases { out += "  " + pad(sub.rawValue, 24) + sub.abstract + "\n" }
       out += "\n  See 'passlock help <subcommand>' for detailed help.\n"
       return out
     }
     var out = "OVERVIEW: \(topic.abstract)\n\nUSAGE: \(topic.usage)\n\nOPTIONS:\n"
-    for option in topic.options { out += "  " + pad(option.flag, 22) + option.help + "\n" }
-    out += "  " + pad("-h, --help", 22) + "Show help information.\n"
+    for option in topic.options { out += "  " + pad(option.flag, 24) + option.help + "\n" }
+    out += "  " + pad("-h, --help", 24) + "Show help information.\n"
     return out
   }
 

@@ -1,0 +1,140 @@
+import Foundation
+import PasslockCore
+import Testing
+
+@Suite struct CommandLineEndToEndTests {
+  @Test func helpAndVersion() {
+    let h = Harness()
+    let help = h.passlock("--help")
+    #expect(help.status == 0)
+    #expect(help.stdout == CLI.help(nil))
+    #expect(help.stderr == "")
+    #expect(h.passlock("help", "verify").stdout == CLI.help(.verify))
+    #expect(h.passlock("--version").stdout == "passlock 0.1.0\n")
+  }
+
+  @Test func usageErrorsExit64OnStderr() {
+    let h = Harness()
+    let result = h.passlock("verify", "--now")
+    #expect(result.status == 64)
+    #expect(result.stdout == "")
+    #expect(result.stderr == "Error: Unknown option '--now'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n")
+  }
+
+  @Test func statusOfAnEmptyStore() {
+    let h = Harness()
+    let json = h.passlock("status", "--json")
+    #expect(json.status == 0)
+    #expect(json.stdout == """
+      {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
+      "store":"user","store_directory":"\(h.stateDirectory)"}
+
+      """)
+    #expect(h.passlock("status").stdout == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\n")
+    let verify = h.passlock("verify", "--stdin", input: "2580\n")
+    #expect(verify.status == 1)
+    #expect(verify.stderr == "Error: No passcode is set; run 'passlock set' first.\n")
+  }
+
+  @Test func setConfirmsAndStartsAgainOnMismatch() {
+    let h = Harness()
+    let set = h.passlock("set", "--stdin", input: "2580\n2581\n135790\n135790\n")
+    #expect(set.status == 0)
+    #expect(set.stderr == "Passcodes didn't match. Try again.\n")
+    #expect(set.stdout == "Passcode set (6 digits).\n")
+    #expect(h.passlock("status", "--json").stdout.contains("\"passcode_set\":true,\"length\":6,"))
+    let again = h.passlock("set", "--stdin", input: "4680\n4680\n")
+    #expect(again.status == 1)
+    #expect(again.stderr == "Error: A passcode is already set; use 'passlock change' to change it.\n")
+  }
+
+  @Test func setRefusesSimpleCodesUnlessAllowed() {
+    let h = Harness()
+    let simple = h.passlock("set", "--stdin", input: "1234\n1234\n")
+    #expect(simple.status == 1)
+    #expect(simple.stderr == "Error: Passcode refused: a run of ascending digits is easy to guess; choose another or pass --allow-simple.\n")
+    let short = h.passlock("set", "--stdin", "--allow-simple", input: "12\n12\n")
+    #expect(short.stderr == "Error: Passcode refused: a passcode needs at least 4 digits.\n")
+    #expect(h.passlock("set", "--stdin", "--allow-simple", input: "1234\n1234\n").status == 0)
+    #expect(h.passlock("verify", "--stdin", input: "1234\n").status == 0)
+  }
+
+  @Test func verifyExitCodesFollowTheCounter() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0)
+    let wrong = h.passlock("verify", "--stdin", input: "1111\n")
+    #expect(wrong.status == 1)
+    #expect(wrong.stderr == "Passcode didn't match. Failed attempts: 1.\n")
+    for code in ["2222", "3333", "4444"] { h.passlock("verify", "--stdin", input: code + "\n") }
+    let fifth = h.passlock("verify", "--stdin", input: "5555\n")
+    #expect(fifth.status == 1)
+    #expect(fifth.stderr.hasPrefix("Passcode didn't match. Failed attempts: 5. Try again in "))
+    let delayed = h.passlock("verify", "--stdin", input: "2580\n")
+    #expect(delayed.status == 75)
+    #expect(delayed.stderr.range(of: #"^Error: Too many failed attempts; try again in (1:00|0:5\d)\.\n$"#, options: .regularExpression) != nil)
+    // Nothing was counted while the delay ran.
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":5,"))
+  }
+
+  @Test func theTenthFailureRequiresTheAccountPassword() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    // Nine failures whose delay has already run out (the store's own file).
+    h.writeFile("attempts", "passlock-attempts 1\nfailures=9\nretry_after=0\nlast_wrong=\n")
+    let tenth = h.passlock("verify", "--stdin", input: "9999\n")
+    #expect(tenth.status == 1)
+    #expect(tenth.stderr == "Passcode didn't match. Failed attempts: 10. The passcode is now locked; run 'passlock reset' with your account password.\n")
+    let locked = h.passlock("verify", "--stdin", input: "2580\n")
+    #expect(locked.status == 77)
+    #expect(locked.stderr == "Error: Too many failed attempts; the account password is required: run 'passlock reset'.\n")
+    #expect(h.passlock("status", "--json").stdout.contains("\"account_password_required\":true"))
+
+    h.accountPassword("hunter2")
+    let badReset = h.passlock("reset", "--stdin", input: "hunter3\n")
+    #expect(badReset.status == 1)
+    #expect(badReset.stderr == "Error: The account password was not accepted (Authentication failure).\n")
+    let reset = h.passlock("reset", "--stdin", input: "hunter2\n")
+    #expect(reset.status == 0)
+    #expect(reset.stdout == "Failed attempts cleared; the passcode works again.\n")
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0)
+  }
+
+  @Test func changeAndRemove() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    let wrong = h.passlock("change", "--stdin", input: "1111\n369258\n369258\n")
+    #expect(wrong.status == 1)
+    #expect(wrong.stderr == "Passcode didn't match. Failed attempts: 1.\n")
+    let change = h.passlock("change", "--stdin", input: "2580\n369258\n369258\n")
+    #expect(change.status == 0)
+    #expect(change.stdout == "Passcode changed (6 digits).\n")
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 1)
+    #expect(h.passlock("verify", "--stdin", input: "369258\n").status == 0)
+    #expect(h.passlock("remove", "--stdin", input: "2580\n").status == 1)
+    let remove = h.passlock("remove", "--stdin", input: "369258\n")
+    #expect(remove.status == 0)
+    #expect(remove.stdout == "Passcode removed.\n")
+    #expect(h.passlock("status").stdout.hasPrefix("Passcode: not set\n"))
+  }
+
+  @Test func changeAfterALockoutTakesTheAccountPassword() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.writeFile("attempts", "passlock-attempts 1\nfailures=10\nretry_after=0\nlast_wrong=\n")
+    h.accountPassword("hunter2")
+    let change = h.passlock("change", "--stdin", input: "4680\n4680\nhunter2\n")
+    #expect(change.status == 0)
+    #expect(change.stderr == "Too many failed attempts: the account password replaces the current passcode.\n")
+    #expect(h.passlock("verify", "--stdin", input: "4680\n").status == 0)
+  }
+
+  @Test func corruptFilesAreRefusedWithTheFix() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    chmod(h.stateDirectory + "/passcode", 0o644)
+    let result = h.passlock("verify", "--stdin", input: "2580\n")
+    #expect(result.status == 1)
+    #expect(result.stderr == "Error: \(h.stateDirectory)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \(h.stateDirectory)/passcode'\n")
+  }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// Talks to `passlock-auth` directly, as an attacker or a crash would.
+@Suite struct GatekeeperEndToEndTests {
+  static func frame(_ kind: UInt8, _ payload: [UInt8] = []) -> [UInt8] {
+    [kind, UInt8(payload.count >> 8), UInt8(payload.count & 0xff)] + payload
+  }
+
+  static func verifyRequest(_ passcode: String) -> Data {
+    Data(frame(0x01, [1, 2, 0]) + frame(0x02, Array(passcode.utf8)) + frame(0x03))
+  }
+
+  @Test func garbageIsAProtocolErrorAndCountsNothing() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    let result = h.run(Harness.binDirectory + "/passlock-auth", [], input: Data("2580\n".utf8))
+    #expect(result.status == 7)
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"))
+  }
+
+  @Test func aWrongVersionIsRefused() {
+    let h = Harness()
+    let request = Data(Self.frame(0x01, [9, 2, 0]) + Self.frame(0x03))
+    #expect(h.run(Harness.binDirectory + "/passlock-auth", [], input: request).status == 7)
+  }
+
+  @Test func theCounterSurvivesAKillDuringTheCheck() throws {
+    // A slow hash (cost 11 takes about two seconds here) leaves time to kill
+    // the gatekeeper after it counted the attempt and before it answered.
+    let h = Harness(hashCost: 11)
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Harness.binDirectory + "/passlock-auth")
+    process.environment = h.environment
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = Pipe()
+    try process.run()
+    stdin.fileHandleForWriting.write(Self.verifyRequest("1111"))
+    let deadline = Date().addingTimeInterval(10)
+    while h.file("attempts")?.contains("failures=1\n") != true && Date() < deadline { usleep(2_000) }
+    #expect(process.isRunning, "the check was still running when the attempt was on disk")
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    #expect(process.terminationReason == .uncaughtSignal)
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":1,"))
+  }
+}

@@ -1,0 +1,74 @@
+import PasslockCore
+import Testing
+
+@Suite struct AttemptRecordTests {
+  static let delays: [(Int, AttemptPolicy.Consequence)] = [
+    (0, .none), (1, .none), (2, .none), (3, .none), (4, .none),
+    (5, .delay(seconds: 60)), (6, .delay(seconds: 300)), (7, .delay(seconds: 900)),
+    (8, .delay(seconds: 900)), (9, .delay(seconds: 3600)),
+    (10, .accountPasswordRequired), (11, .accountPasswordRequired), (12, .accountPasswordRequired),
+  ]
+
+  @Test(arguments: delays)
+  func consequenceAfterFailures(_ failures: Int, _ expected: AttemptPolicy.Consequence) {
+    #expect(AttemptPolicy.consequence(afterFailures: failures) == expected)
+  }
+
+  @Test(arguments: delays)
+  func countingAnAttemptStoresItsDeadline(_ failures: Int, _ expected: AttemptPolicy.Consequence) {
+    guard failures >= 1 else { return }
+    let before = AttemptRecord(failures: failures - 1)
+    let counted = before.countingAttempt(now: 1_000)
+    #expect(counted.failures == failures)
+    switch expected {
+    case .none:
+      #expect(counted.gate(now: 1_000) == .open)
+    case .delay(let seconds):
+      #expect(counted.retryAfter == 1_000 + seconds)
+      #expect(counted.gate(now: 1_000) == .wait(seconds: seconds))
+      #expect(counted.gate(now: 1_000 + seconds - 1) == .wait(seconds: 1))
+      #expect(counted.gate(now: 1_000 + seconds) == .open)
+    case .accountPasswordRequired:
+      #expect(counted.gate(now: 1_000 + 1_000_000) == .accountPasswordRequired)
+    }
+  }
+
+  @Test func aClockSetBackDoesNotLengthenTheDelay() {
+    let record = AttemptRecord(failures: 5, retryAfter: 10_000)
+    #expect(record.gate(now: 0) == .wait(seconds: 60))
+  }
+
+  @Test func roundTripsThroughItsFile() throws {
+    let record = AttemptRecord(failures: 7, retryAfter: 1_764_000_000, lastWrongHash: "$y$j9T$salt$hash")
+    #expect(record.serialized() == "passlock-attempts 1\nfailures=7\nretry_after=1764000000\nlast_wrong=$y$j9T$salt$hash\n")
+    #expect(try AttemptRecord.parse(record.serialized()) == record)
+  }
+
+  static let corrupt: [(String, String)] = [
+    ("", "the file is truncated"),
+    ("passlock-attempts 1\nfailures=3\nretry_after=0\nlast_wrong=", "the file is truncated"),
+    ("garbage\n", "the first line is not 'passlock-attempts 1'"),
+    ("passlock-attempts 1\nfailures=3\n", "expected 4 lines"),
+    ("passlock-attempts 1\nfailures=-1\nretry_after=0\nlast_wrong=\n", "failures is not a count"),
+    ("passlock-attempts 1\nfailures=x\nretry_after=0\nlast_wrong=\n", "failures is not a count"),
+    ("passlock-attempts 1\nfailures=1\nretry_after=soon\nlast_wrong=\n", "retry_after is not a time"),
+    ("passlock-attempts 1\nretry_after=0\nfailures=1\nlast_wrong=\n", "expected 'failures=' on its own line"),
+    ("passlock-attempts 1\nfailures=1\nretry_after=0\nlast_wrong=1234\n", "last_wrong is not a hash"),
+  ]
+
+  @Test(arguments: corrupt)
+  func refusesCorruptFiles(_ text: String, _ reason: String) {
+    #expect(throws: RecordFormatError(reason: reason)) { try AttemptRecord.parse(text) }
+  }
+
+  @Test func passcodeRecordRoundTripsAndRefusesForeignHashes() throws {
+    let record = PasscodeRecord(length: 6, hash: "$y$j9T$abc$def")
+    #expect(try PasscodeRecord.parse(record.serialized()) == record)
+    #expect(throws: RecordFormatError(reason: "hash is not a yescrypt hash")) {
+      try PasscodeRecord.parse("passlock-passcode 1\nlength=6\nhash=$6$salt$sha512\n")
+    }
+    #expect(throws: RecordFormatError(reason: "length is not between 4 and 16")) {
+      try PasscodeRecord.parse("passlock-passcode 1\nlength=3\nhash=$y$j9T$abc$def\n")
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import PasslockCore
+import Testing
+
+@Suite struct CommandLineTests {
+  static let parses: [([String], CLI.Command)] = [
+    ([], .help(topic: nil)),
+    (["--help"], .help(topic: nil)),
+    (["help", "set"], .help(topic: .set)),
+    (["set", "-h"], .help(topic: .set)),
+    (["--version"], .version),
+    (["set"], .set(allowSimple: false, stdin: false)),
+    (["set", "--stdin", "--allow-simple"], .set(allowSimple: true, stdin: true)),
+    (["change", "--stdin"], .change(stdin: true)),
+    (["remove"], .remove(stdin: false)),
+    (["verify", "--stdin"], .verify(stdin: true)),
+    (["status", "--json"], .status(json: true)),
+    (["reset"], .reset(stdin: false)),
+  ]
+
+  @Test(arguments: parses)
+  func parse(_ arguments: [String], _ expected: CLI.Command) throws {
+    #expect(try CLI.parse(arguments) == expected)
+  }
+
+  static let usageErrors: [([String], String)] = [
+    (["lock-it"], "Error: Unknown subcommand 'lock-it'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
+    (["--verbose"], "Error: Unknown option '--verbose'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
+    (["status", "--stdin"], "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"),
+    (["verify", "1234"], "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"),
+  ]
+
+  @Test(arguments: usageErrors)
+  func usageErrorsAreRenderedWithUsage(_ arguments: [String], _ expected: String) {
+    do {
+      _ = try CLI.parse(arguments)
+      Issue.record("parsed \(arguments)")
+    } catch {
+      #expect(CLI.usageError(error) == expected)
+    }
+  }
+
+  @Test func topLevelHelp() {
+    #expect(CLI.help(nil) == """
+      OVERVIEW: Lock your session with a short passcode.
+
+      USAGE: passlock <subcommand>
+
+      OPTIONS:
+        --version               Show the version.
+        -h, --help              Show help information.
+
+      SUBCOMMANDS:
+        set                     Choose a passcode of 4 to 16 digits.
+        change                  Change the passcode.
+        remove                  Remove the passcode.
+        verify                  Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out).
+        status                  Show the passcode, failed attempts, delays and where the store is.
+        reset                   Clear failed attempts after a lockout, with the account password.
+
+        See 'passlock help <subcommand>' for detailed help.
+
+      """)
+  }
+
+  @Test func subcommandHelp() {
+    #expect(CLI.help(.set) == """
+      OVERVIEW: Choose a passcode of 4 to 16 digits.
+
+      USAGE: passlock set [--allow-simple] [--stdin]
+
+      OPTIONS:
+        --allow-simple          Accept an easy passcode (1111, 1234, 9876…).
+        --stdin                 Read the new passcode and its confirmation from standard input.
+        -h, --help              Show help information.
+
+      """)
+  }
+}
