@@ -21,7 +21,7 @@ let mode: Mode
 do {
   mode = try Mode.detect()
 } catch {
-  printError("passlock-auth: \(error)\n")
+  // The client prints the message; the gatekeeper itself stays quiet.
   let result = AuthResult(.storeError, message: error.description)
   try? channel.send(.result, result.encoded())
   exit(Int32(result.code.rawValue))

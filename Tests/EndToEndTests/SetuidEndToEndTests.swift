@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+/// The installed mode: `passlock-auth` setuid root in a staged prefix, a test
+/// user running the CLI, the store under root, the account password through the
+/// `passlock` PAM service (pam_matrix). Creates and removes the user and files.
+@Suite(.serialized, .enabled(if: getuid() == 0, "needs root: creates a user and installs passlock-auth setuid"))
+final class SetuidEndToEndTests {
+  let prefix = "/tmp/passlock-setuid-" + UUID().uuidString.prefix(8)
+  let user = "plt" + UUID().uuidString.prefix(8).lowercased()
+  var storeDirectory: String { "\(prefix)/var/lib/passlock/\(user)" }
+  let uid: uid_t
+  let gid: gid_t
+
+  init() throws {
+    try Self.sh("useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \(user)")
+    let entry = try #require(getpwnam(user))
+    uid = entry.pointee.pw_uid
+    gid = entry.pointee.pw_gid
+    let bin = Harness.binDirectory
+    try Self.sh("""
+      set -e
+      mkdir -p \(prefix)/bin \(prefix)/etc/passlock \(prefix)/pam.d
+      chmod 755 \(prefix)
+      install -o root -g root -m 4755 \(bin)/passlock-auth \(prefix)/bin/passlock-auth
+      install -o root -g root -m 755 \(bin)/passlock \(prefix)/bin/passlock
+      printf '[Store]\\nSystemDirectory=\(prefix)/var/lib/passlock\\n[Authentication]\\nPAMConfigDirectory=\(prefix)/pam.d\\n' > \(prefix)/etc/passlock/passlock.conf
+      printf '\(user):secretpw:passlock\\n' > \(prefix)/passdb
+      chmod 600 \(prefix)/passdb
+      m=/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_matrix.so
+      printf "auth required $m passdb=\(prefix)/passdb\\naccount required $m passdb=\(prefix)/passdb\\n" > \(prefix)/pam.d/passlock
+      """)
+  }
+
+  deinit {
+    _ = try? Self.sh("userdel \(user) 2>/dev/null; rm -rf \(prefix)")
+  }
+
+  @discardableResult
+  static func sh(_ script: String) throws -> Harness.Output {
+    let h = Harness()
+    h.environment["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"
+    let out = h.run("/bin/sh", ["-c", script], input: Data())
+    if out.status != 0 { throw ShellError(script: script, output: out.stderr) }
+    return out
+  }
+
+  struct ShellError: Error { var script: String; var output: String }
+
+  /// Runs a command as the test user, with an environment that tries to move
+  /// the store, lower the hash cost and swap the PAM directory.
+  func asUser(_ arguments: [String], input: String = "") -> Harness.Output {
+    let h = Harness()
+    h.environment = [:]
+    return h.run(
+      "/usr/bin/setpriv",
+      ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+        "HOME=/tmp", "PASSLOCK_STATE_DIR=\(prefix)/evil", "PASSLOCK_HASH_COST=1",
+        "PASSLOCK_PAM_CONFIG_DIR=\(prefix)/evil-pam"] + arguments,
+      input: Data(input.utf8))
+  }
+
+  func passlock(_ arguments: String..., input: String = "") -> Harness.Output {
+    asUser(["\(prefix)/bin/passlock"] + arguments, input: input)
+  }
+
+  @Test func theStoreIsRootsAndTheAccountPasswordGuardsIt() throws {
+    let status = passlock("status", "--json")
+    #expect(status.stdout == """
+      {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
+      "store":"system","store_directory":"\(storeDirectory)"}
+
+      """, "\(status.stderr)")
+
+    let badPassword = passlock("set", "--stdin", input: "2580\n2580\nnotit\n")
+    #expect(badPassword.status == 1)
+    #expect(badPassword.stderr == "Error: The account password was not accepted (Authentication failure).\n")
+    let set = passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n")
+    #expect(set.status == 0, "\(set.stderr)")
+
+    var st = stat()
+    #expect(stat(storeDirectory, &st) == 0)
+    #expect(st.st_uid == 0 && st.st_mode & 0o777 == 0o700)
+    #expect(stat(storeDirectory + "/passcode", &st) == 0)
+    #expect(st.st_uid == 0 && st.st_mode & 0o777 == 0o600)
+    let record = try String(contentsOfFile: storeDirectory + "/passcode", encoding: .utf8)
+    #expect(record.contains("hash=$y$") && !record.contains("hash=$y$j75$"), "the cost was calibrated, not the caller's")
+    #expect(!FileManager.default.fileExists(atPath: "\(prefix)/evil"), "PASSLOCK_STATE_DIR is ignored")
+
+    let peek = asUser(["/bin/cat", storeDirectory + "/passcode"])
+    #expect(peek.status != 0 && peek.stdout.isEmpty, "the user cannot read the hash")
+    let scribble = asUser(["/bin/sh", "-c", "echo 'passlock-attempts 1' > \(storeDirectory)/attempts"])
+    #expect(scribble.status != 0, "the user cannot reset the counter")
+
+    #expect(passlock("verify", "--stdin", input: "2580\n").status == 0)
+    #expect(passlock("verify", "--stdin", input: "1111\n").status == 1)
+  }
+
+  @Test func theTenthFailureRequiresTheAccountPassword() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    // Root skips the waits of failures 5–9: nine failures, the delay over.
+    try "passlock-attempts 1\nfailures=9\nretry_after=0\nlast_wrong=\n"
+      .write(toFile: storeDirectory + "/attempts", atomically: false, encoding: .utf8)
+    let tenth = passlock("verify", "--stdin", input: "9999\n")
+    #expect(tenth.stderr.contains("Failed attempts: 10."))
+    let locked = passlock("verify", "--stdin", input: "2580\n")
+    #expect(locked.status == 77)
+    #expect(passlock("reset", "--stdin", input: "notit\n").status == 1)
+    #expect(passlock("verify", "--stdin", input: "2580\n").status == 77)
+    #expect(passlock("reset", "--stdin", input: "secretpw\n").status == 0)
+    #expect(passlock("verify", "--stdin", input: "2580\n").status == 0)
+  }
+
+  @Test func aConfigNotOwnedByRootIsRefused() throws {
+    try Self.sh("chown \(uid) \(prefix)/etc/passlock/passlock.conf")
+    let status = passlock("status")
+    #expect(status.status == 1)
+    #expect(status.stderr == "Error: refusing \(prefix)/etc/passlock/passlock.conf: it must be owned by root and writable only by root ('chown root \(prefix)/etc/passlock/passlock.conf; chmod go-w \(prefix)/etc/passlock/passlock.conf')\n")
+  }
+}
