@@ -7,15 +7,17 @@ public enum CLI {
     case help(topic: Subcommand?)
     case version
     case set(allowSimple: Bool, stdin: Bool)
-    case change(stdin: Bool)
+    case change(allowSimple: Bool, stdin: Bool)
     case remove(stdin: Bool)
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
+    case lock(tty: String?, readyFD: Int32?)
+    case config
   }
 
   public enum Subcommand: String, CaseIterable, Sendable {
-    case set, change, remove, verify, status, reset
+    case lock, set, change, remove, verify, status, reset, config
 
     var abstract: String {
       switch self {
@@ -25,23 +27,33 @@ public enum CLI {
       case .verify: return "Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out)."
       case .status: return "Show the passcode, failed attempts, delays and where the store is."
       case .reset: return "Clear failed attempts after a lockout, with the account password."
+      case .lock: return "Lock this terminal until the passcode is entered."
+      case .config: return "Print the merged configuration; exit 1 on any error."
       }
     }
 
-    var options: [(flag: String, help: String)] {
-      let stdin = ("--stdin", "Read passcodes from standard input, one per line.")
+    /// Flags, and options that take a value (`value` names it).
+    var options: [(flag: String, value: String?, help: String)] {
+      let stdin = ("--stdin", nil as String?, "Read passcodes from standard input, one per line.")
+      let simple = ("--allow-simple", nil as String?, "Accept an easy passcode (1111, 1234, 9876…).")
       switch self {
       case .set:
-        return [("--allow-simple", "Accept an easy passcode (1111, 1234, 9876…)."), ("--stdin", "Read the new passcode and its confirmation from standard input.")]
-      case .change: return [("--stdin", "Read the current, new and confirmation passcodes from standard input.")]
+        return [simple, ("--stdin", nil, "Read the new passcode and its confirmation from standard input.")]
+      case .change: return [simple, ("--stdin", nil, "Read the current, new and confirmation passcodes from standard input.")]
       case .remove, .verify: return [stdin]
-      case .status: return [("--json", "Print the status as one JSON object.")]
-      case .reset: return [("--stdin", "Read the account password from standard input.")]
+      case .status: return [("--json", nil, "Print the status as one JSON object.")]
+      case .reset: return [("--stdin", nil, "Read the account password from standard input.")]
+      case .lock:
+        return [
+          ("--tty", "path", "Lock this terminal device instead of the current one."),
+          ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
+        ]
+      case .config: return []
       }
     }
 
     var usage: String {
-      "passlock \(rawValue)" + options.map { " [\($0.flag)]" }.joined()
+      "passlock \(rawValue)" + options.map { " [\($0.flag)\($0.value.map { " <\($0)>" } ?? "")]" }.joined()
     }
   }
 
@@ -68,22 +80,42 @@ public enum CLI {
       throw UsageError(message: "Unknown \(kind) '\(first)'")
     }
     var flags: Set<String> = []
-    for argument in arguments.dropFirst() {
+    var values: [String: String] = [:]
+    var rest = arguments.dropFirst()[...]
+    while let argument = rest.popFirst() {
       if argument == "-h" || argument == "--help" { return .help(topic: subcommand) }
-      guard subcommand.options.contains(where: { $0.flag == argument }) else {
+      guard let option = subcommand.options.first(where: { $0.flag == argument }) else {
         let kind = argument.hasPrefix("-") ? "Unknown option" : "Unexpected argument"
         throw UsageError(message: "\(kind) '\(argument)'", subcommand: subcommand)
       }
-      flags.insert(argument)
+      if let name = option.value {
+        guard let value = rest.popFirst() else {
+          throw UsageError(message: "Missing value for '\(argument) <\(name)>'", subcommand: subcommand)
+        }
+        values[argument] = value
+      } else {
+        flags.insert(argument)
+      }
     }
     let stdin = flags.contains("--stdin")
+    let allowSimple = flags.contains("--allow-simple")
     switch subcommand {
-    case .set: return .set(allowSimple: flags.contains("--allow-simple"), stdin: stdin)
-    case .change: return .change(stdin: stdin)
+    case .set: return .set(allowSimple: allowSimple, stdin: stdin)
+    case .change: return .change(allowSimple: allowSimple, stdin: stdin)
     case .remove: return .remove(stdin: stdin)
     case .verify: return .verify(stdin: stdin)
     case .status: return .status(json: flags.contains("--json"))
     case .reset: return .reset(stdin: stdin)
+    case .config: return .config
+    case .lock:
+      var readyFD: Int32?
+      if let text = values["--ready-fd"] {
+        guard let fd = Int32(text), fd > 2 else {
+          throw UsageError(message: "The value '\(text)' is invalid for '--ready-fd <fd>': expected a descriptor above 2", subcommand: .lock)
+        }
+        readyFD = fd
+      }
+      return .lock(tty: values["--tty"], readyFD: readyFD)
     }
   }
 
@@ -106,7 +138,9 @@ public enum CLI {
       return out
     }
     var out = "OVERVIEW: \(topic.abstract)\n\nUSAGE: \(topic.usage)\n\nOPTIONS:\n"
-    for option in topic.options { out += "  " + pad(option.flag, 24) + option.help + "\n" }
+    for option in topic.options {
+      out += "  " + pad(option.flag + (option.value.map { " <\($0)>" } ?? ""), 24) + option.help + "\n"
+    }
     out += "  " + pad("-h, --help", 24) + "Show help information.\n"
     return out
   }

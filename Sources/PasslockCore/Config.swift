@@ -31,6 +31,11 @@ public struct Config: Equatable, Sendable {
     case absolutePathOrEmpty
     case boolean
     case integer(ClosedRange<Int>)
+    case choice([String])
+    /// One character one column wide, or empty for the built-in glyph.
+    case glyph
+    /// Free text on one line.
+    case text
   }
 
   /// Every key passlock reads. Later features add theirs here.
@@ -41,7 +46,27 @@ public struct Config: Equatable, Sendable {
     Key(
       section: "Authentication", key: "PAMConfigDirectory", defaultValue: "", kind: .absolutePathOrEmpty,
       help: "A directory of PAM service files to use instead of /etc/pam.d (empty: the system's)."),
+    Key(
+      section: "Appearance", key: "Language", defaultValue: "auto", kind: .choice(["auto", "en", "ja"]),
+      help: "Texts on the lock screen: auto (from LC_ALL, LC_MESSAGES, LANG), en or ja."),
+    Key(
+      section: "Appearance", key: "RevealLastDigit", defaultValue: "yes", kind: .boolean,
+      help: "Show each typed digit for half a second before masking it."),
+    Key(section: "Appearance", key: "Title", defaultValue: "", kind: .text, help: "Lock screen title (empty: \"Enter Passcode\")."),
+    Key(section: "Appearance", key: "FilledGlyph", defaultValue: "", kind: .glyph, help: "Glyph of a typed digit (empty: ● or * on the Linux console)."),
+    Key(section: "Appearance", key: "EmptyGlyph", defaultValue: "", kind: .glyph, help: "Glyph of a digit still to type (empty: ○ or - on the Linux console)."),
+    Key(section: "Appearance", key: "TitleColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the title."),
+    Key(section: "Appearance", key: "DotColor", defaultValue: "cyan", kind: .choice(Config.colors), help: "Colour of the dots."),
+    Key(section: "Appearance", key: "ErrorColor", defaultValue: "red", kind: .choice(Config.colors), help: "Colour of wrong-passcode messages."),
+    Key(section: "Appearance", key: "KeyColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the keypad."),
+    Key(section: "Appearance", key: "StatusColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the status line."),
   ]
+
+  /// Colour names: the eight ANSI colours, their bright forms, and default.
+  public static let colors: [String] = {
+    let base = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
+    return ["default"] + base + base.map { "bright-" + $0 }
+  }()
 
   /// Merges one file's text into the configuration.
   public mutating func merge(_ text: String, file: String) throws(ConfigError) {
@@ -103,6 +128,13 @@ extension Config.Kind {
       guard let number = Int(value), range.contains(number) else {
         return "expected a whole number from \(range.lowerBound) to \(range.upperBound)"
       }
+      return nil
+    case .choice(let choices):
+      return choices.contains(value) ? nil : "expected one of: \(choices.joined(separator: ", "))"
+    case .glyph:
+      return value.isEmpty || (value.unicodeScalars.count == 1 && TextWidth.of(value) == 1)
+        ? nil : "expected one character one column wide"
+    case .text:
       return nil
     }
   }

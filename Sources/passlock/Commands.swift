@@ -25,24 +25,27 @@ struct Commands {
     if try currentStatus().passcodeSet {
       throw .failed("A passcode is already set; use 'passlock change' to change it.")
     }
+    if usesKeypad { return try setWithKeypad(allowSimple: allowSimple) }
     var new = Secret()
     try chooseNew(&new, allowSimple: allowSimple)
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
     return try outcome(result, success: "Passcode set (\(new.count) digits).")
   }
 
-  func change() throws(CommandFailure) -> Int32 {
+  func change(allowSimple: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
     guard status.passcodeSet else { throw .failed(Self.noPasscode) }
-    var current = Secret(), new = Secret()
     let useCurrent = !status.accountPasswordRequired
+    if usesKeypad && useCurrent { return try changeWithKeypad(status, allowSimple: allowSimple) }
+    var current = Secret(), new = Secret()
     if useCurrent {
       try readOrFail("Current passcode: ", &current)
     } else {
       input.say("Too many failed attempts: the account password replaces the current passcode.\n")
     }
-    try chooseNew(&new, allowSimple: true)
-    let result = useCurrent ? try run(.change, secrets: current, new) : try run(.change, secrets: new)
+    try chooseNew(&new, allowSimple: allowSimple)
+    let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
+    let result = useCurrent ? try run(.change, flags: flags, secrets: current, new) : try run(.change, flags: flags, secrets: new)
     return try outcome(result, success: "Passcode changed (\(new.count) digits).")
   }
 
@@ -54,6 +57,7 @@ struct Commands {
       input.say("Too many failed attempts: the account password replaces the current passcode.\n")
       return try outcome(try run(.remove), success: "Passcode removed.")
     }
+    if usesKeypad { return try removeWithKeypad(status) }
     try readOrFail("Current passcode: ", &current)
     return try outcome(try run(.remove, secrets: current), success: "Passcode removed.")
   }
@@ -100,7 +104,7 @@ struct Commands {
     }
   }
 
-  private func currentStatus() throws(CommandFailure) -> StoreStatus {
+  func currentStatus() throws(CommandFailure) -> StoreStatus {
     let result = try run(.status)
     guard result.code == .ok, let status = StoreStatus(fields: result.fields) else {
       throw .failed(result.message ?? "passlock-auth gave no status")
@@ -108,20 +112,21 @@ struct Commands {
     return status
   }
 
-  private func run(_ operation: AuthProtocol.Operation) throws(CommandFailure) -> AuthResult {
+  func run(_ operation: AuthProtocol.Operation) throws(CommandFailure) -> AuthResult {
     try request(operation, flags: []) { _ in }
   }
 
-  private func run(
+  func run(
     _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], secrets first: borrowing Secret
   ) throws(CommandFailure) -> AuthResult {
     try request(operation, flags: flags) { (channel) throws(SystemError) in try channel.send(.secret, secret: first) }
   }
 
-  private func run(
-    _ operation: AuthProtocol.Operation, secrets first: borrowing Secret, _ second: borrowing Secret
+  func run(
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], secrets first: borrowing Secret,
+    _ second: borrowing Secret
   ) throws(CommandFailure) -> AuthResult {
-    try request(operation, flags: []) { (channel) throws(SystemError) in
+    try request(operation, flags: flags) { (channel) throws(SystemError) in
       try channel.send(.secret, secret: first)
       try channel.send(.secret, secret: second)
     }
@@ -144,7 +149,7 @@ struct Commands {
   }
 
   /// Words a result for the user and picks the exit status.
-  private func outcome(_ result: AuthResult, success: String?) throws(CommandFailure) -> Int32 {
+  func outcome(_ result: AuthResult, success: String?) throws(CommandFailure) -> Int32 {
     let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
     switch result.code {
     case .ok:

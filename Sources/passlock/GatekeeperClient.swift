@@ -24,23 +24,44 @@ struct GatekeeperClient {
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in },
     answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool
   ) throws(ClientError) -> AuthResult {
+    try start(operation, flags: flags, sendSecrets: sendSecrets).finish(answer: answer)
+  }
+
+  /// Starts a request without waiting for its answer: the lock screen keeps
+  /// drawing while the gatekeeper hashes, and polls `pending.output`.
+  func start(
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [],
+    sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
+  ) throws(ClientError) -> PendingRequest {
     guard access(path, X_OK) == 0 else { throw .missingGatekeeper(path) }
     let child: ChildProcess
     do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"]) } catch { throw .io(error) }
-    defer {
-      child.input.close()
-      child.output.close()
-      _ = child.wait()
-    }
-    let channel = FrameChannel(input: child.output, output: child.input)
+    let pending = PendingRequest(child: child)
     do throws(SystemError) {
-      try channel.send(.hello, [AuthProtocol.version, operation.rawValue, flags.rawValue])
-      try sendSecrets(channel)
-      try channel.send(.end)
+      try pending.channel.send(.hello, [AuthProtocol.version, operation.rawValue, flags.rawValue])
+      try sendSecrets(pending.channel)
+      try pending.channel.send(.end)
     } catch {
       // The gatekeeper may have refused early (setup error) and said why in a result.
-      if error.errno != EPIPE { throw .io(error) }
+      if error.errno != EPIPE {
+        pending.abandon()
+        throw .io(error)
+      }
     }
+    return pending
+  }
+}
+
+/// A request sent to a running `passlock-auth`, its answer still to read.
+struct PendingRequest {
+  let child: ChildProcess
+  var channel: FrameChannel { FrameChannel(input: child.output, output: child.input) }
+  /// Readable when the gatekeeper has answered (or prompts).
+  var output: FileDescriptor { child.output }
+
+  /// Reads frames until the result: shows messages, answers prompts.
+  func finish(answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool) throws(ClientError) -> AuthResult {
+    defer { abandon() }
     do throws(ProtocolError) {
       while let frame = try channel.receiveHeader() {
         switch frame.kind {
@@ -69,6 +90,13 @@ struct GatekeeperClient {
     } catch {
       throw .protocolFailure(error)
     }
+  }
+
+  /// Closes the pipes and reaps the child.
+  func abandon() {
+    child.input.close()
+    child.output.close()
+    _ = child.wait()
   }
 }
 

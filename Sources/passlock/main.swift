@@ -30,9 +30,18 @@ do {
   case .status(let json): status = try commands(stdin: false).status(json: json)
   case .verify(let stdin): status = try commands(stdin: stdin).verify()
   case .set(let allowSimple, let stdin): status = try commands(stdin: stdin).set(allowSimple: allowSimple)
-  case .change(let stdin): status = try commands(stdin: stdin).change()
+  case .change(let allowSimple, let stdin): status = try commands(stdin: stdin).change(allowSimple: allowSimple)
   case .remove(let stdin): status = try commands(stdin: stdin).remove()
   case .reset(let stdin): status = try commands(stdin: stdin).reset()
+  case .lock(let tty, let readyFD): status = try commands(stdin: false).lock(tty: tty, readyFD: readyFD)
+  case .config:
+    do {
+      printOut(try ConfigLoader.load().rendered())
+      status = 0
+    } catch {
+      printError("Error: \(error)\n")
+      status = 1
+    }
   }
   exit(status)
 } catch {

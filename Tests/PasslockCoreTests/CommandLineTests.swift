@@ -10,7 +10,10 @@ import Testing
     (["--version"], .version),
     (["set"], .set(allowSimple: false, stdin: false)),
     (["set", "--stdin", "--allow-simple"], .set(allowSimple: true, stdin: true)),
-    (["change", "--stdin"], .change(stdin: true)),
+    (["change", "--stdin"], .change(allowSimple: false, stdin: true)),
+    (["lock"], .lock(tty: nil, readyFD: nil)),
+    (["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"], .lock(tty: "/dev/pts/3", readyFD: 5)),
+    (["config"], .config),
     (["remove"], .remove(stdin: false)),
     (["verify", "--stdin"], .verify(stdin: true)),
     (["status", "--json"], .status(json: true)),
@@ -27,6 +30,8 @@ import Testing
     (["--verbose"], "Error: Unknown option '--verbose'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
     (["status", "--stdin"], "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"),
     (["verify", "1234"], "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"),
+    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
   ]
 
   @Test(arguments: usageErrors)
@@ -50,12 +55,14 @@ import Testing
         -h, --help              Show help information.
 
       SUBCOMMANDS:
+        lock                    Lock this terminal until the passcode is entered.
         set                     Choose a passcode of 4 to 16 digits.
         change                  Change the passcode.
         remove                  Remove the passcode.
         verify                  Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out).
         status                  Show the passcode, failed attempts, delays and where the store is.
         reset                   Clear failed attempts after a lockout, with the account password.
+        config                  Print the merged configuration; exit 1 on any error.
 
         See 'passlock help <subcommand>' for detailed help.
 

@@ -1,0 +1,216 @@
+/// Draws the passcode screen: pure, from state, size and capabilities to a
+/// `ScreenGrid`, plus the keypad's hit areas for mouse clicks.
+///
+/// Three layouts: `full` (boxed keypad, from 40×22), `compact` (one-line
+/// keypad, from 30×12) and `minimal` (title, dots and messages only).
+public struct LockRenderer: Sendable {
+  /// What the terminal can show.
+  public struct Capabilities: Sendable, Equatable {
+    /// TERM=linux: the kernel console's font (CP437 glyphs, no CJK).
+    public var linuxConsole: Bool
+    /// False when NO_COLOR is set.
+    public var color: Bool
+
+    public init(linuxConsole: Bool, color: Bool) {
+      self.linuxConsole = linuxConsole
+      self.color = color
+    }
+  }
+
+  /// Everything on screen that does not come from `LockScreen`.
+  public struct Context: Sendable {
+    public var clock: String
+    public var userAtHost: String
+    /// The external authenticator key's label, when one is offered.
+    public var externalKey: String?
+    /// The latest message from a PAM module.
+    public var pamMessage: String?
+
+    public init(clock: String, userAtHost: String, externalKey: String? = nil, pamMessage: String? = nil) {
+      self.clock = clock
+      self.userAtHost = userAtHost
+      self.externalKey = externalKey
+      self.pamMessage = pamMessage
+    }
+  }
+
+  public enum KeypadKey: Equatable, Sendable {
+    case digit(UInt8)
+    case delete
+    case external
+  }
+
+  public enum Kind: Sendable, Equatable {
+    case full, compact, minimal
+  }
+
+  /// Where the keys are, in 1-based terminal coordinates as mouse reports use.
+  public struct Layout: Sendable, Equatable {
+    public var kind: Kind
+    public var keys: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)]
+
+    public init(kind: Kind, keys: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)]) {
+      self.kind = kind
+      self.keys = keys
+    }
+
+    public func key(atColumn column: Int, row: Int) -> KeypadKey? {
+      keys.first { $0.columns.contains(column) && $0.rows.contains(row) }?.key
+    }
+
+    public static func == (a: Layout, b: Layout) -> Bool {
+      a.kind == b.kind && a.keys.count == b.keys.count
+        && zip(a.keys, b.keys).allSatisfy { $0.key == $1.key && $0.columns == $1.columns && $0.rows == $1.rows }
+    }
+  }
+
+  struct Glyphs {
+    var filled, empty, delete: String
+    var topLeft, top, topRight, side, bottomLeft, bottomRight: String
+  }
+
+  public let theme: Theme
+  public let texts: Texts
+  public let capabilities: Capabilities
+  let glyphs: Glyphs
+
+  public init(theme: Theme, texts: Texts, capabilities: Capabilities) {
+    self.theme = theme
+    // The console font has no kana or kanji.
+    self.texts = capabilities.linuxConsole ? Texts(.english) : texts
+    self.capabilities = capabilities
+    // On the console only CP437 glyphs: • ○ ← and the single box lines (checked through /dev/vcsN).
+    let console = capabilities.linuxConsole
+    glyphs = Glyphs(
+      filled: theme.filledGlyph ?? (console ? "•" : "●"), empty: theme.emptyGlyph ?? "○",
+      delete: console ? "←" : "⌫",
+      topLeft: console ? "┌" : "╭", top: "─", topRight: console ? "┐" : "╮", side: "│",
+      bottomLeft: console ? "└" : "╰", bottomRight: console ? "┘" : "╯")
+  }
+
+  public static func kind(width: Int, height: Int) -> Kind {
+    if width >= 40 && height >= 22 { return .full }
+    if width >= 30 && height >= 12 { return .compact }
+    return .minimal
+  }
+
+  public func render(_ screen: LockScreen, _ context: Context, now: Int64, width: Int, height: Int) -> (ScreenGrid, Layout) {
+    var grid = ScreenGrid(width: width, height: height)
+    let kind = Self.kind(width: width, height: height)
+    let keypadHeight = kind == .full ? 12 : kind == .compact ? 4 : 0
+    // title, prompt, blank, dots, blank, keypad, blank, PAM line
+    let blockHeight = kind == .minimal ? 3 : 5 + keypadHeight + 2
+    var row = max(0, (height - 1 - blockHeight) / 2)
+
+    let title = screen.flow == .unlock && screen.step == .current ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
+    grid.center(title, row: row, style: .init(foreground: theme.titleColor, bold: true))
+    row += 1
+
+    let waiting = screen.secondsUntilRetry(now: now)
+    if let notice = screen.notice {
+      grid.center(texts.notice(notice), row: row, style: .init(foreground: theme.errorColor))
+    } else if waiting > 0 {
+      grid.center(texts.tryAgain(in: waiting), row: row, style: .init(foreground: theme.errorColor))
+    } else if screen.busy {
+      grid.center(texts.checking, row: row)
+    } else {
+      grid.center(texts.prompt(screen.flow, screen.step), row: row)
+    }
+    row += kind == .minimal ? 1 : 2
+
+    grid.center(dots(screen, now: now, width: width), row: row, style: .init(foreground: theme.dotColor), offset: screen.shakeOffset(now: now))
+    row += kind == .minimal ? 1 : 2
+
+    var layout = Layout(kind: kind, keys: [])
+    switch kind {
+    case .full: layout.keys = drawBoxedKeypad(&grid, top: row, context: context)
+    case .compact: layout.keys = drawCompactKeypad(&grid, top: row, context: context)
+    case .minimal: break
+    }
+    row += keypadHeight + (kind == .minimal ? 0 : 1)
+
+    if let message = context.pamMessage { grid.center(message, row: row) }
+    grid.center(statusLine(screen, context, now: now, width: width), row: height - 1, style: .init(foreground: theme.statusColor))
+    return (grid, layout)
+  }
+
+  /// ● ● ○ ○ — typed digits filled (the last one shown briefly), the rest
+  /// empty. A new passcode has no fixed length: only typed digits show.
+  func dots(_ screen: LockScreen, now: Int64, width: Int) -> String {
+    let shaking = screen.isShaking(now: now)
+    let filled = shaking ? screen.shakeFilled : screen.entered
+    let total = max(filled, screen.length ?? 0)
+    guard total > 0 else { return "" }
+    var symbols = (0..<total).map { $0 < filled ? glyphs.filled : glyphs.empty }
+    if !shaking, filled > 0, let digit = screen.visibleDigit(now: now) { symbols[filled - 1] = String(digit) }
+    let spacing = total * 3 - 2 <= width ? "  " : " "
+    return symbols.joined(separator: spacing)
+  }
+
+  func keyLabel(_ key: KeypadKey, context: Context) -> String {
+    switch key {
+    case .digit(let d): return String(d)
+    case .delete: return glyphs.delete
+    case .external: return context.externalKey ?? ""
+    }
+  }
+
+  var keypadRows: [[KeypadKey?]] {
+    [[.digit(1), .digit(2), .digit(3)], [.digit(4), .digit(5), .digit(6)], [.digit(7), .digit(8), .digit(9)],
+      [.external, .digit(0), .delete]]
+  }
+
+  func drawBoxedKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] {
+    let keyWidth = 7, gap = 2
+    let left = (grid.width - (3 * keyWidth + 2 * gap)) / 2
+    let style = ScreenGrid.Style(foreground: theme.keyColor)
+    var hits: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] = []
+    for (r, keys) in keypadRows.enumerated() {
+      for (c, key) in keys.enumerated() {
+        guard let key, key != .external || context.externalKey != nil else { continue }
+        let x = left + c * (keyWidth + gap), y = top + r * 3
+        let label = String(keyLabel(key, context: context).prefix(5))
+        let pad = keyWidth - 2 - TextWidth.of(label)
+        let inner = String(repeating: " ", count: pad / 2) + label + String(repeating: " ", count: pad - pad / 2)
+        grid.put(glyphs.topLeft + String(repeating: glyphs.top, count: keyWidth - 2) + glyphs.topRight, column: x, row: y, style: style)
+        grid.put(glyphs.side, column: x, row: y + 1, style: style)
+        grid.put(inner, column: x + 1, row: y + 1, style: .init(foreground: theme.keyColor, bold: true))
+        grid.put(glyphs.side, column: x + keyWidth - 1, row: y + 1, style: style)
+        grid.put(glyphs.bottomLeft + String(repeating: glyphs.top, count: keyWidth - 2) + glyphs.bottomRight, column: x, row: y + 2, style: style)
+        hits.append((key, (x + 1)...(x + keyWidth), (y + 1)...(y + 3)))
+      }
+    }
+    return hits
+  }
+
+  func drawCompactKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] {
+    let keyWidth = 5, gap = 1
+    let left = (grid.width - (3 * keyWidth + 2 * gap)) / 2
+    var hits: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] = []
+    for (r, keys) in keypadRows.enumerated() {
+      for (c, key) in keys.enumerated() {
+        guard let key, key != .external || context.externalKey != nil else { continue }
+        let x = left + c * (keyWidth + gap)
+        let label = String(keyLabel(key, context: context).prefix(3))
+        let pad = keyWidth - TextWidth.of(label)
+        let text = String(repeating: " ", count: pad / 2) + label + String(repeating: " ", count: pad - pad / 2)
+        grid.put(text, column: x, row: top + r, style: .init(foreground: theme.keyColor, inverse: true))
+        hits.append((key, (x + 1)...(x + keyWidth), (top + r + 1)...(top + r + 1)))
+      }
+    }
+    return hits
+  }
+
+  func statusLine(_ screen: LockScreen, _ context: Context, now: Int64, width: Int) -> String {
+    var parts = [context.clock, context.userAtHost]
+    if screen.failedAttempts > 0 { parts.append(texts.failedAttempts(screen.failedAttempts)) }
+    let waiting = screen.secondsUntilRetry(now: now)
+    if waiting > 0 { parts.append(texts.tryAgain(in: waiting)) }
+    var line = parts.joined(separator: "  ")
+    while TextWidth.of(line) > width && parts.count > 1 {
+      parts.remove(at: 1)  // on a narrow screen user@host goes first
+      line = parts.joined(separator: "  ")
+    }
+    return line
+  }
+}

@@ -1,0 +1,198 @@
+/// The passcode screen's state machine, shared by the lock screen and the
+/// set/change/remove flows. It counts digits but never holds them: the
+/// controller keeps the secret and applies the `Effect`s this returns. Time is
+/// passed in (monotonic milliseconds), so every transition is testable.
+public struct LockScreen: Sendable {
+  public enum Flow: Sendable, Equatable {
+    case unlock
+    case create
+    case change
+    case remove
+  }
+
+  /// Which passcode the screen is asking for.
+  public enum Step: Sendable, Equatable {
+    case current
+    case new
+    case confirm
+  }
+
+  /// A line under the title explaining what just happened.
+  public enum Notice: Sendable, Equatable {
+    case wrongPasscode
+    case mismatch
+    case refused(String)
+    case accountPasswordRequired
+  }
+
+  /// What the controller must do after an event.
+  public enum Effect: Sendable, Equatable {
+    case append(UInt8)
+    case deleteLast
+    case clearEntry
+    case submit(Step)
+    case bell
+    case finish
+  }
+
+  /// The controller's answer to a `.submit`.
+  public enum Verdict: Sendable, Equatable {
+    /// Go on to `step` (with its digit count, if known), or finish when nil.
+    case accepted(next: Step?, length: Int?)
+    case wrong(failures: Int, retryAfterSeconds: Int64, lockedOut: Bool)
+    /// The two entries differ: back to the first entry, as the originals did.
+    case mismatch
+    case refused(String)
+    case wait(seconds: Int64, failures: Int)
+    case lockedOut(failures: Int)
+  }
+
+  public static let shakeMilliseconds: Int64 = 300
+  public static let revealMilliseconds: Int64 = 500
+
+  public private(set) var flow: Flow
+  public private(set) var step: Step
+  /// The digit count that submits at once; nil when Enter must submit (a new passcode).
+  public private(set) var length: Int?
+  public private(set) var entered = 0
+  public private(set) var notice: Notice?
+  public private(set) var failedAttempts: Int
+  /// The last typed digit, shown until `revealUntil`.
+  public private(set) var revealedDigit: UInt8?
+  public private(set) var revealUntil: Int64 = 0
+  public private(set) var shakeStart: Int64?
+  /// How many dots were filled when the shake began: they shake, then clear.
+  public private(set) var shakeFilled = 0
+  /// Monotonic deadline before which input is refused (a running delay).
+  public private(set) var retryAt: Int64?
+  public private(set) var lockedOut: Bool
+  public private(set) var busy = false
+  public private(set) var finished = false
+  public var revealLastDigit: Bool
+  private var submittedCount = 0
+
+  public init(
+    flow: Flow, length: Int?, failedAttempts: Int = 0, retryAfterSeconds: Int64 = 0, lockedOut: Bool = false,
+    revealLastDigit: Bool = true, now: Int64
+  ) {
+    self.flow = flow
+    self.step = flow == .create ? .new : .current
+    self.length = flow == .create ? nil : length
+    self.failedAttempts = failedAttempts
+    self.lockedOut = lockedOut
+    self.revealLastDigit = revealLastDigit
+    if retryAfterSeconds > 0 { retryAt = now + retryAfterSeconds * 1000 }
+    if lockedOut { notice = .accountPasswordRequired }
+  }
+
+  /// True while keys are refused: checking, shaking, waiting, locked out or done.
+  public func refusesInput(now: Int64) -> Bool {
+    busy || finished || lockedOut || isShaking(now: now) || secondsUntilRetry(now: now) > 0
+  }
+
+  public func isShaking(now: Int64) -> Bool {
+    guard let shakeStart else { return false }
+    return now - shakeStart < Self.shakeMilliseconds
+  }
+
+  /// The horizontal offset of the dots row during the shake.
+  public func shakeOffset(now: Int64) -> Int {
+    guard let shakeStart, isShaking(now: now) else { return 0 }
+    let offsets = [3, -3, 2, -2, 1, 0]
+    let index = Int((now - shakeStart) * Int64(offsets.count) / Self.shakeMilliseconds)
+    return offsets[min(index, offsets.count - 1)]
+  }
+
+  public func secondsUntilRetry(now: Int64) -> Int64 {
+    guard let retryAt, retryAt > now else { return 0 }
+    return (retryAt - now + 999) / 1000
+  }
+
+  public func visibleDigit(now: Int64) -> UInt8? {
+    revealLastDigit && now < revealUntil ? revealedDigit : nil
+  }
+
+  // MARK: Events
+
+  public mutating func key(_ key: InputParser.Key, now: Int64) -> [Effect] {
+    if refusesInput(now: now) { return [] }
+    switch key {
+    case .digit(let digit):
+      guard entered < PasscodePolicy.lengths.upperBound else { return [.bell] }
+      entered += 1
+      revealedDigit = digit
+      revealUntil = now + Self.revealMilliseconds
+      if notice != nil && notice != .accountPasswordRequired { notice = nil }
+      var effects: [Effect] = [.append(0x30 + digit)]
+      if let length, entered >= length { effects += submit() }
+      return effects
+    case .delete:
+      guard entered > 0 else { return [] }
+      entered -= 1
+      revealedDigit = nil
+      return [.deleteLast]
+    case .clear:
+      guard entered > 0 else { return [] }
+      entered = 0
+      revealedDigit = nil
+      return [.clearEntry]
+    case .enter:
+      guard entered >= PasscodePolicy.lengths.lowerBound, length == nil || entered == length else { return [.bell] }
+      return submit()
+    case .click:
+      return []  // the controller maps clicks to keys through the layout
+    }
+  }
+
+  private mutating func submit() -> [Effect] {
+    busy = true
+    submittedCount = entered
+    revealedDigit = nil
+    return [.submit(step)]
+  }
+
+  /// The controller reports the outcome of a `.submit`.
+  public mutating func verdict(_ verdict: Verdict, now: Int64) -> [Effect] {
+    busy = false
+    entered = 0
+    switch verdict {
+    case .accepted(let next, let nextLength):
+      notice = nil
+      failedAttempts = 0
+      guard let next else {
+        finished = true
+        return [.clearEntry, .finish]
+      }
+      step = next
+      length = nextLength
+      return [.clearEntry]
+    case .wrong(let failures, let retryAfterSeconds, let lockedOut):
+      failedAttempts = failures
+      self.lockedOut = lockedOut
+      if retryAfterSeconds > 0 { retryAt = now + retryAfterSeconds * 1000 }
+      return reject(lockedOut ? .accountPasswordRequired : .wrongPasscode, now: now)
+    case .mismatch:
+      step = .new
+      length = nil
+      return reject(.mismatch, now: now)
+    case .refused(let reason):
+      return reject(.refused(reason), now: now)
+    case .wait(let seconds, let failures):
+      failedAttempts = failures
+      retryAt = now + seconds * 1000
+      return [.clearEntry]
+    case .lockedOut(let failures):
+      failedAttempts = failures
+      lockedOut = true
+      notice = .accountPasswordRequired
+      return [.clearEntry]
+    }
+  }
+
+  private mutating func reject(_ notice: Notice, now: Int64) -> [Effect] {
+    self.notice = notice
+    shakeFilled = submittedCount
+    shakeStart = now
+    return [.clearEntry, .bell]
+  }
+}

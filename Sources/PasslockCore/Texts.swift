@@ -1,0 +1,59 @@
+/// Every word the lock screen shows, in English and Japanese.
+public struct Texts: Sendable, Equatable {
+  public enum Language: String, Sendable, CaseIterable {
+    case english = "en"
+    case japanese = "ja"
+
+    /// From a POSIX locale name (LC_ALL, LC_MESSAGES, LANG): ja_JP.UTF-8 → Japanese.
+    public static func from(locale: String?) -> Language {
+      guard let locale, locale.hasPrefix("ja") else { return .english }
+      return .japanese
+    }
+  }
+
+  public var language: Language
+
+  public init(_ language: Language) { self.language = language }
+
+  var ja: Bool { language == .japanese }
+
+  public func title(_ flow: LockScreen.Flow, _ step: LockScreen.Step) -> String {
+    switch (flow, step) {
+    case (_, .confirm): return ja ? "パスコードを確認" : "Confirm Passcode"
+    case (.unlock, _): return ja ? "パスコードを入力" : "Enter Passcode"
+    case (.create, _): return ja ? "パスコードを設定" : "Set Passcode"
+    case (.change, _): return ja ? "パスコードを変更" : "Change Passcode"
+    case (.remove, _): return ja ? "パスコードを削除" : "Remove Passcode"
+    }
+  }
+
+  public func prompt(_ flow: LockScreen.Flow, _ step: LockScreen.Step) -> String {
+    switch (flow, step) {
+    case (.unlock, _): return ja ? "ロックを解除するにはパスコードを入力してください" : "Enter your passcode to unlock"
+    case (_, .new): return ja ? "新しいパスコード（4〜16桁）を入力して Enter" : "Type a new passcode (4-16 digits), then Enter"
+    case (_, .confirm): return ja ? "もう一度入力してください" : "Type it again to confirm"
+    case (_, .current): return ja ? "現在のパスコードを入力してください" : "Enter your current passcode"
+    }
+  }
+
+  public func notice(_ notice: LockScreen.Notice) -> String {
+    switch notice {
+    case .wrongPasscode: return ja ? "パスコードが違います" : "Passcode didn't match"
+    case .mismatch: return ja ? "パスコードが一致しません。もう一度どうぞ" : "Passcodes didn't match. Try again."
+    case .refused(let reason): return reason
+    case .accountPasswordRequired:
+      return ja ? "試行回数が多すぎます。アカウントのパスワードが必要です" : "Too many attempts: the account password is required"
+    }
+  }
+
+  public func failedAttempts(_ count: Int) -> String {
+    if ja { return "失敗 \(count) 回" }
+    return count == 1 ? "1 failed attempt" : "\(count) failed attempts"
+  }
+
+  public func tryAgain(in seconds: Int64) -> String {
+    ja ? "\(TimeText.clock(seconds)) 後に再試行" : "Try again in \(TimeText.clock(seconds))"
+  }
+
+  public var checking: String { ja ? "確認中…" : "Checking…" }
+}

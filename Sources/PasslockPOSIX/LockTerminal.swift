@@ -1,0 +1,135 @@
+import Glibc
+
+/// The terminal the lock screen takes over: raw input without signals or flow
+/// control, the alternate screen (or a cleared console), hidden cursor, mouse
+/// and bracketed-paste reporting. `restore()` puts back termios, cursor and
+/// screen; it never throws and is safe to call twice.
+public final class LockTerminal {
+  public let fd: FileDescriptor
+  /// The kernel console (TERM=linux or a /dev/ttyN device): no alternate
+  /// screen, a CP437 font.
+  public let isLinuxConsole: Bool
+  private let ownsDescriptor: Bool
+  private var saved = termios()
+  private var active = false
+
+  /// Takes over `fd` (the caller's terminal) or, with `path`, opens that device.
+  public init(path: String?, term: String?) throws(LockTerminalError) {
+    if let path {
+      do { fd = try FileDescriptor.open(path, O_RDWR | O_NOCTTY) } catch { throw .open(error) }
+      ownsDescriptor = true
+    } else {
+      fd = .standardInput
+      ownsDescriptor = false
+    }
+    guard fd.isTerminal else {
+      if ownsDescriptor { fd.close() }
+      throw .notATerminal(path)
+    }
+    let name = ttyname(fd.rawValue).map { String(cString: $0) } ?? ""
+    isLinuxConsole = term == "linux" || Self.isVirtualConsole(name)
+  }
+
+  deinit {
+    restore()
+    if ownsDescriptor { fd.close() }
+  }
+
+  static func isVirtualConsole(_ name: String) -> Bool {
+    guard name.hasPrefix("/dev/tty") else { return false }
+    let rest = name.dropFirst(8)
+    return !rest.isEmpty && rest.allSatisfy(\.isNumber)
+  }
+
+  /// Raw mode, input flushed (the key that woke the screen is not half a
+  /// passcode), then the lock screen's modes.
+  public func begin() throws(LockTerminalError) {
+    guard tcgetattr(fd.rawValue, &saved) == 0 else { throw .setup(SystemError("tcgetattr")) }
+    var raw = saved
+    raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
+    raw.c_iflag &= ~tcflag_t(IXON | IXOFF | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
+    raw.c_cc.6 = 1  // VMIN
+    raw.c_cc.5 = 0  // VTIME
+    guard tcsetattr(fd.rawValue, TCSANOW, &raw) == 0 else { throw .setup(SystemError("tcsetattr")) }
+    active = true
+    flushInput()
+    let screen = isLinuxConsole ? "\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[?1049h\u{1b}[H\u{1b}[2J"
+    write(screen + "\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[?2004h")
+  }
+
+  public func flushInput() {
+    tcflush(fd.rawValue, TCIFLUSH)
+  }
+
+  public func write(_ text: String) {
+    try? fd.writeAll(text)
+  }
+
+  /// Columns and rows (TIOCGWINSZ); 80×24 when the terminal does not say.
+  public func size() -> (width: Int, height: Int) {
+    var ws = winsize()
+    guard ioctl(fd.rawValue, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 else { return (80, 24) }
+    return (Int(ws.ws_col), Int(ws.ws_row))
+  }
+
+  public func restore() {
+    guard active else { return }
+    active = false
+    let screen = isLinuxConsole ? "\u{1b}[0m\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[0m\u{1b}[?1049l"
+    write("\u{1b}[?2004l\u{1b}[?1006l\u{1b}[?1000l" + screen + "\u{1b}[?25h")
+    _ = tcsetattr(fd.rawValue, TCSADRAIN, &saved)
+  }
+}
+
+public enum LockTerminalError: Error, CustomStringConvertible {
+  case open(SystemError)
+  case notATerminal(String?)
+  case setup(SystemError)
+
+  public var description: String {
+    switch self {
+    case .open(let error): return "cannot open the terminal: \(error)"
+    case .notATerminal(let path?): return "\(path) is not a terminal"
+    case .notATerminal(nil):
+      return "standard input is not a terminal; run 'passlock lock' in a terminal, or pass --tty PATH"
+    case .setup(let error): return "cannot set up the terminal: \(error)"
+    }
+  }
+}
+
+/// Signals turned into bytes on a pipe (the self-pipe trick), so the lock
+/// screen's poll loop sees them as input like any other.
+public enum SignalPipe {
+  /// Written only by the handler, read only by the poll loop.
+  nonisolated(unsafe) static var writeEnd: Int32 = -1
+  public private(set) nonisolated(unsafe) static var readEnd: Int32 = -1
+
+  /// Ignores the signals a locked screen must survive and routes `watched` to the pipe.
+  public static func install(ignoring ignored: [Int32], watching watched: [Int32]) {
+    for signal in ignored { Glibc.signal(signal, SIG_IGN) }
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { return }
+    for fd in fds {
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+    readEnd = fds[0]
+    writeEnd = fds[1]
+    for signal in watched {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { number in
+        var byte = UInt8(truncatingIfNeeded: number)
+        _ = Glibc.write(SignalPipe.writeEnd, &byte, 1)
+      }
+      action.sa_flags = SA_RESTART
+      sigaction(signal, &action, nil)
+    }
+  }
+
+  /// The signals received since the last call.
+  public static func drain() -> [Int32] {
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let n = Glibc.read(readEnd, &buffer, buffer.count)
+    return n > 0 ? buffer[..<n].map { Int32($0) } : []
+  }
+}

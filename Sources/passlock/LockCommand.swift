@@ -1,0 +1,101 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// `passlock lock` and the keypad flows: everything that puts the passcode
+/// screen on a terminal.
+extension Commands {
+  func lock(tty: String?, readyFD: Int32?) throws(CommandFailure) -> Int32 {
+    let status = try currentStatus()
+    // Nothing to lock with: say so and leave the terminal alone.
+    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    var screen = LockScreen(
+      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
+    let outcome = try showOverlay(&screen, tty: tty, readyFD: readyFD.map { FileDescriptor(rawValue: $0) }) { _ in }
+    return outcome == .finished ? 0 : 129
+  }
+
+  /// Runs the passcode screen; `collect` reads the accepted entries afterwards.
+  func showOverlay(
+    _ screen: inout LockScreen, tty: String? = nil, allowSimple: Bool = false, readyFD: FileDescriptor? = nil,
+    collect: (PasscodeOverlay) -> Void
+  ) throws(CommandFailure) -> PasscodeOverlay.Outcome {
+    let config: Config
+    do { config = try ConfigLoader.load() } catch {
+      // A typo in the config must never keep a screen from locking: defaults, and say why.
+      printError("Warning: \(error); using the default appearance\n")
+      config = Config()
+    }
+    let terminal: LockTerminal
+    do { terminal = try LockTerminal(path: tty, term: environment("TERM")) } catch { throw .failed(error.description) }
+    SignalPipe.install(
+      ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP])
+
+    let theme = Theme(config: config)
+    screen.revealLastDigit = theme.revealLastDigit
+    let language = config["Appearance.Language"]
+    let locale = environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG")
+    let texts = Texts(language == "auto" ? .from(locale: locale) : Texts.Language(rawValue: language)!)
+    let noColor = environment("NO_COLOR").map { !$0.isEmpty } ?? false
+    let renderer = LockRenderer(
+      theme: theme, texts: texts, capabilities: .init(linuxConsole: terminal.isLinuxConsole, color: !noColor))
+    let context = LockRenderer.Context(clock: Clock.text(), userAtHost: Self.userAtHost())
+    let overlay = PasscodeOverlay(
+      terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
+      allowSimple: allowSimple, readyFD: readyFD)
+    let outcome: PasscodeOverlay.Outcome
+    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
+    screen = overlay.screen
+    collect(overlay)
+    return outcome
+  }
+
+  static func userAtHost() -> String {
+    var host = [CChar](repeating: 0, count: 256)
+    gethostname(&host, host.count - 1)
+    let name = Account.real()?.name ?? "uid \(getuid())"
+    return name + "@" + String(cString: host)
+  }
+
+  /// set/change/remove on a terminal without --stdin use the keypad screen.
+  var usesKeypad: Bool { input.isInteractive && FileDescriptor.standardInput.isTerminal }
+
+  func setWithKeypad(allowSimple: Bool) throws(CommandFailure) -> Int32 {
+    var screen = LockScreen(flow: .create, length: nil, now: PasscodeOverlay.now())
+    var new = Secret()
+    let outcome = try showOverlay(&screen, allowSimple: allowSimple) { copy($0.second, into: &new) }
+    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
+    return try self.outcome(result, success: "Passcode set (\(new.count) digits).")
+  }
+
+  func changeWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
+    var screen = LockScreen(
+      flow: .change, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
+    var current = Secret(), new = Secret()
+    let outcome = try showOverlay(&screen, allowSimple: allowSimple) { overlay in
+      copy(overlay.first, into: &current)
+      copy(overlay.second, into: &new)
+    }
+    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
+    return try self.outcome(try run(.change, flags: flags, secrets: current, new), success: "Passcode changed (\(new.count) digits).")
+  }
+
+  func removeWithKeypad(_ status: StoreStatus) throws(CommandFailure) -> Int32 {
+    var screen = LockScreen(
+      flow: .remove, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
+    var current = Secret()
+    let outcome = try showOverlay(&screen) { copy($0.first, into: &current) }
+    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    return try self.outcome(try run(.remove, secrets: current), success: "Passcode removed.")
+  }
+}
+
+func copy(_ source: borrowing Secret, into target: inout Secret) {
+  target.clear()
+  source.withBytes { for byte in $0 { target.append(byte) } }
+}

@@ -1,0 +1,215 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// The passcode screen on a terminal: reads keys, drives `LockScreen`, asks
+/// the gatekeeper without blocking the drawing, and redraws only what changed.
+/// One class serves the lock screen and the set/change/remove keypad flows.
+final class PasscodeOverlay {
+  enum Outcome {
+    case finished
+    /// The terminal went away (SIGHUP, end of input): nothing was unlocked.
+    case hangup
+  }
+
+  let terminal: LockTerminal
+  let renderer: LockRenderer
+  let gatekeeper: GatekeeperClient
+  let allowSimple: Bool
+  var screen: LockScreen
+  var context: LockRenderer.Context
+  var readyFD: FileDescriptor?
+
+  /// What is being typed, and the entries accepted so far (current, new).
+  var entry = Secret()
+  var first = Secret()
+  var second = Secret()
+
+  private var parser = InputParser()
+  private var previous: ScreenGrid?
+  private var layout = LockRenderer.Layout(kind: .minimal, keys: [])
+  private var pending: PendingRequest?
+  private var lastInputAt: Int64 = 0
+
+  init(
+    terminal: LockTerminal, renderer: LockRenderer, gatekeeper: GatekeeperClient, screen: LockScreen,
+    context: LockRenderer.Context, allowSimple: Bool = false, readyFD: FileDescriptor? = nil
+  ) {
+    self.terminal = terminal
+    self.renderer = renderer
+    self.gatekeeper = gatekeeper
+    self.screen = screen
+    self.context = context
+    self.allowSimple = allowSimple
+    self.readyFD = readyFD
+  }
+
+  static func now() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
+
+  func run() throws(LockTerminalError) -> Outcome {
+    try terminal.begin()
+    defer { terminal.restore() }
+    draw()
+    if let readyFD {
+      // The first full frame is on the terminal: tell the waiting parent (one byte).
+      try? readyFD.writeAll([1])
+      readyFD.close()
+      self.readyFD = nil
+    }
+    var buffer = [UInt8](repeating: 0, count: 512)
+    while !screen.finished {
+      var fds = [
+        pollfd(fd: terminal.fd.rawValue, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
+      ]
+      if let pending { fds.append(pollfd(fd: pending.output.rawValue, events: Int16(POLLIN), revents: 0)) }
+      let ready = poll(&fds, nfds_t(fds.count), timeout())
+      if ready < 0 && errno != EINTR { return .hangup }
+      let now = Self.now()
+
+      if fds[1].revents & Int16(POLLIN) != 0 {
+        for signal in SignalPipe.drain() {
+          if signal == SIGHUP { return .hangup }
+          if signal == SIGWINCH { previous = nil }
+        }
+      }
+      if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(terminal.fd.rawValue, $0.baseAddress, $0.count) }
+        if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { return .hangup }
+        if n > 0 {
+          lastInputAt = now
+          for byte in buffer[..<n] {
+            if let key = parser.feed(byte) { handle(key, now: now) }
+          }
+        }
+      }
+      if fds.count > 2, fds[2].revents != 0, let request = pending {
+        pending = nil
+        apply(screen.verdict(verdict(request), now: Self.now()))
+      }
+      // A lone Esc: after a quiet moment it was just the Esc key.
+      if parser.isPending && now - lastInputAt >= 50 { parser.timeOut() }
+      draw()
+    }
+    return .finished
+  }
+
+  /// Milliseconds until something on screen changes by itself.
+  private func timeout() -> Int32 {
+    let now = Self.now()
+    var wait: Int64 = 60_000 - (Int64(wallClockSeconds()) % 60) * 1000  // the clock's next minute
+    if screen.visibleDigit(now: now) != nil { wait = min(wait, screen.revealUntil - now) }
+    if screen.isShaking(now: now) { wait = min(wait, 50) }
+    if screen.secondsUntilRetry(now: now) > 0 { wait = min(wait, 1000 - (screen.retryAt.map { $0 - now } ?? 0) % 1000) }
+    if parser.isPending { wait = min(wait, 50) }
+    return Int32(max(1, min(wait, 60_000)))
+  }
+
+  private func handle(_ key: InputParser.Key, now: Int64) {
+    var key = key
+    if case .click(let column, let row) = key {
+      switch layout.key(atColumn: column, row: row) {
+      case .some(.digit(let d)): key = .digit(d)
+      case .some(.delete): key = .delete
+      case .some(.external), .none: return
+      }
+    }
+    apply(screen.key(key, now: now))
+  }
+
+  private func apply(_ effects: [LockScreen.Effect]) {
+    for effect in effects {
+      switch effect {
+      case .append(let byte): entry.append(byte)
+      case .deleteLast: entry.removeLast()
+      case .clearEntry: entry.clear()
+      case .bell: terminal.write("\u{7}")
+      case .finish: break
+      case .submit(let step): submit(step)
+      }
+    }
+  }
+
+  // MARK: Submitting
+
+  private func submit(_ step: LockScreen.Step) {
+    let now = Self.now()
+    switch (screen.flow, step) {
+    case (_, .current):
+      // The gatekeeper hashes for ~100 ms: ask without blocking the screen.
+      do {
+        pending = try gatekeeper.start(.verify) { (channel) throws(SystemError) in
+          try channel.send(.secret, secret: entry)
+        }
+      } catch {
+        apply(screen.verdict(.refused(error.description), now: now))
+      }
+    case (_, .new):
+      let violation = entry.withBytes { PasscodePolicy.check($0, allowSimple: allowSimple) }
+      if let violation {
+        apply(screen.verdict(.refused(refusal(violation)), now: now))
+      } else {
+        copy(entry, into: &second)
+        apply(screen.verdict(.accepted(next: .confirm, length: entry.count), now: now))
+      }
+    case (_, .confirm):
+      let same = second.withBytes { entry.constantTimeEquals($0) }
+      if !same { second.clear() }
+      apply(screen.verdict(same ? .accepted(next: nil, length: nil) : .mismatch, now: now))
+    }
+  }
+
+  private func refusal(_ violation: PasscodePolicy.Violation) -> String {
+    let text = String(describing: violation)
+    return text.prefix(1).uppercased() + text.dropFirst()
+  }
+
+  /// Turns the gatekeeper's answer to a verify into the screen's verdict.
+  private func verdict(_ request: PendingRequest) -> LockScreen.Verdict {
+    let result: AuthResult
+    do { result = try request.finish { _, _, _ in false } } catch { return .refused(error.description) }
+    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
+    let failures = result.fields["failed_attempts"].flatMap { Int($0) } ?? screen.failedAttempts
+    switch result.code {
+    case .ok:
+      copy(entry, into: &first)
+      switch screen.flow {
+      case .change: return .accepted(next: .new, length: nil)
+      case .unlock, .create, .remove: return .accepted(next: nil, length: nil)
+      }
+    case .mismatch:
+      return .wrong(failures: failures, retryAfterSeconds: retry, lockedOut: result.fields["account_password_required"] == "1")
+    case .delayed: return .wait(seconds: retry, failures: failures)
+    case .accountPasswordRequired: return .lockedOut(failures: max(failures, AttemptPolicy.lockoutFailures))
+    default: return .refused(result.message ?? "passlock-auth failed (\(result.code))")
+    }
+  }
+
+  private func copy(_ source: borrowing Secret, into target: inout Secret) {
+    target.clear()
+    source.withBytes { for byte in $0 { target.append(byte) } }
+  }
+
+  // MARK: Drawing
+
+  private func draw() {
+    let (width, height) = terminal.size()
+    context.clock = Clock.text()
+    let (grid, layout) = renderer.render(screen, context, now: Self.now(), width: width, height: height)
+    self.layout = layout
+    let bytes = grid.render(over: previous, color: renderer.capabilities.color)
+    if !bytes.isEmpty { terminal.write(bytes) }
+    previous = grid
+  }
+}
+
+/// Local wall-clock time as the status line shows it.
+enum Clock {
+  static func text() -> String {
+    var now = time(nil)
+    var parts = tm()
+    localtime_r(&now, &parts)
+    let h = Int(parts.tm_hour), m = Int(parts.tm_min)
+    return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
+  }
+}
