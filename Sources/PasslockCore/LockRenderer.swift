@@ -107,15 +107,19 @@ public struct LockRenderer: Sendable {
     row += 1
 
     let waiting = screen.secondsUntilRetry(now: now)
+    let message: String
+    var messageStyle = ScreenGrid.Style()
     if let notice = screen.notice {
-      grid.center(texts.notice(notice), row: row, style: .init(foreground: theme.errorColor))
+      message = texts.notice(notice)
+      messageStyle.foreground = theme.errorColor
     } else if waiting > 0 {
-      grid.center(texts.tryAgain(in: waiting), row: row, style: .init(foreground: theme.errorColor))
-    } else if screen.busy {
-      grid.center(texts.checking, row: row)
+      message = texts.tooManyAttempts
+      messageStyle.foreground = theme.errorColor
     } else {
-      grid.center(texts.prompt(screen.flow, screen.step), row: row)
+      message = screen.busy ? texts.checking : texts.prompt(screen.flow, screen.step)
     }
+    // A tiny screen drops the prompt rather than show half of it.
+    if TextWidth.of(message) <= width { grid.center(message, row: row, style: messageStyle) }
     row += kind == .minimal ? 1 : 2
 
     grid.center(dots(screen, now: now, width: width), row: row, style: .init(foreground: theme.dotColor), offset: screen.shakeOffset(now: now))

@@ -55,5 +55,7 @@ public struct Texts: Sendable, Equatable {
     ja ? "\(TimeText.clock(seconds)) 後に再試行" : "Try again in \(TimeText.clock(seconds))"
   }
 
+  public var tooManyAttempts: String { ja ? "試行回数が多すぎます" : "Too many failed attempts" }
+
   public var checking: String { ja ? "確認中…" : "Checking…" }
 }
