@@ -39,7 +39,7 @@ import Testing
     var changed = ScreenGrid(width: 10, height: 1)
     changed.center("パズ", row: 0)
     // Only the second character changed: one move to its column, then it.
-    #expect(changed.render(over: grid, color: false) == "\u{1b}[1;6Hズ")
+    #expect(changed.render(over: grid, color: false) == "\u{1b}[1;6H\u{1b}[0mズ")
   }
 
   @Test func mouseClicksHitTheKeypad() {
