@@ -27,10 +27,22 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
     posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
 
+    // A clean start: no blocked signals, default handlers (the lock screen
+    // ignores SIGINT and friends; its helpers need not inherit that).
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t(), all = sigset_t()
+    sigemptyset(&empty)
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
     var pid: pid_t = 0
     let argv = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
     Glibc.close(toChild[0])
     Glibc.close(fromChild[1])
     guard rc == 0 else {

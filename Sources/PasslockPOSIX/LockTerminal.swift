@@ -124,6 +124,12 @@ public enum SignalPipe {
       action.sa_flags = SA_RESTART
       sigaction(signal, &action, nil)
     }
+    // A parent's blocked mask is inherited across exec (a daemon's worker
+    // thread, a test runner): unblock what we watch, or a hangup goes unseen.
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in watched { sigaddset(&set, signal) }
+    sigprocmask(SIG_UNBLOCK, &set, nil)
   }
 
   /// The signals received since the last call.

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+/// `passlock lock` on a real pty inside tmux.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+struct LockEndToEndTests {
+  static func locked(passcode: String = "2580") -> (Harness, Tmux) {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "\(passcode)\n\(passcode)\n")
+    return (h, Tmux(h))
+  }
+
+  @Test func wrongThenRightRestoresTheScreenAndTermios() throws {
+    let (h, t) = Self.locked()
+    t.type("echo marker-before; stty -g > \(h.root)/before; passlock lock; echo rc=$?; stty -g > \(h.root)/after", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    #expect(!t.screen.contains("marker-before"), "the shell's screen is hidden")
+    t.type("1111")
+    #expect(t.waitFor("Passcode didn't match"))
+    #expect(t.waitFor("1 failed attempt"))
+    usleep(400_000)  // the shake refuses input for 0.3 s
+    t.type("2580")
+    let screen = t.waitFor { $0.contains("rc=0") }
+    #expect(screen.contains("rc=0"))
+    #expect(screen.contains("marker-before"), "the previous screen content is back")
+    #expect(!screen.contains("Enter Passcode"))
+    usleep(100_000)
+    let before = try String(contentsOfFile: h.root + "/before", encoding: .utf8)
+    let after = try String(contentsOfFile: h.root + "/after", encoding: .utf8)
+    #expect(before == after, "termios restored")
+  }
+
+  @Test func deleteAndClearEditTheEntry() {
+    let (_, t) = Self.locked(passcode: "258046")
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("25")
+    t.keys("BSpace")
+    #expect(t.waitFor(2) { $0.contains("2  ○  ○  ○  ○  ○") || $0.contains("●  ○  ○  ○  ○  ○") }.contains("○  ○  ○  ○  ○"))
+    t.type("999")
+    t.keys("C-u")
+    #expect(t.waitFor("○  ○  ○  ○  ○  ○"))
+    t.type("258046")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func aResizeRedrawsTheLayout() {
+    let (_, t) = Self.locked()
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("╭─────╮"))
+    t.tmux("resize-window -x 40 -y 12")
+    #expect(t.waitFor("1     2     3"), "the compact keypad at 40×12")
+    #expect(!t.screen.contains("╭"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func noPasscodeLeavesTheTerminalAlone() {
+    let h = Harness()
+    let t = Tmux(h)
+    t.type("echo still-here; passlock lock; echo rc=$?", enter: true)
+    let screen = t.waitFor { $0.contains("rc=1") }
+    #expect(screen.contains("Error: No passcode is set; run 'passlock set' first."))
+    #expect(screen.contains("rc=1"))
+    #expect(screen.contains("still-here"))
+  }
+
+  @Test func notATerminalIsAClearError() {
+    let (h, _) = Self.locked()
+    let result = h.passlock("lock")
+    #expect(result.status == 1)
+    #expect(result.stderr == "Error: standard input is not a terminal; run 'passlock lock' in a terminal, or pass --tty PATH\n")
+  }
+
+  @Test func escapeAttemptsDoNothing() throws {
+    let (_, t) = Self.locked()
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.keys("C-c", "C-z", "C-\\\\", "C-d", "C-s", "C-q", "Escape", "Up", "Down", "F1", "F12", "Home", "PageUp")
+    // The right passcode inside a bracketed paste, then mouse reports and OSC.
+    t.bytes(Array("\u{1b}[200~2580\u{1b}[201~".utf8))
+    t.bytes(Array("\u{1b}[<2;10;10M\u{1b}[<64;5;5M\u{1b}]0;2580\u{7}".utf8))
+    usleep(300_000)
+    let screen = t.screen
+    #expect(screen.contains("Enter Passcode"))
+    #expect(screen.contains("○  ○  ○  ○"), "no digit was taken")
+    #expect(!screen.contains("rc=0"))
+    let pid = try #require(t.lockerPID)
+    for signal in [SIGINT, SIGTERM, SIGQUIT, SIGTSTP, SIGTTOU] {
+      kill(pid, signal)
+    }
+    usleep(200_000)
+    #expect(kill(pid, 0) == 0, "the lock survives INT, TERM, QUIT, TSTP")
+    #expect(t.screen.contains("Enter Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func mouseClicksOnTheKeypadTypeDigits() {
+    let (_, t) = Self.locked()
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    // SGR 1006 presses on the centres of 2, 5, 8 and 0 in the 80×24 layout.
+    for (column, row) in [(40, 9), (40, 12), (40, 15), (40, 18)] {
+      t.bytes(Array("\u{1b}[<0;\(column);\(row)M\u{1b}[<0;\(column);\(row)m".utf8))
+    }
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func randomBytesNeitherCrashNorUnlock() throws {
+    let (_, t) = Self.locked(passcode: "80264913")
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    var generator = SplitMix(seed: 0x5eed)
+    let noise = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    t.bytes(noise)
+    usleep(500_000)
+    let pid = try #require(t.lockerPID)
+    #expect(kill(pid, 0) == 0, "still running")
+    #expect(!t.screen.contains("rc=0"), "still locked")
+    #expect(t.screen.contains("Enter Passcode"))
+  }
+}
+
+/// A small deterministic generator, so the noise is the same on every run.
+struct SplitMix {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9e37_79b9_7f4a_7c15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+    return z ^ (z >> 31)
+  }
+}
