@@ -4,10 +4,14 @@
 // executables on top.
 import PackageDescription
 
-/// Executables link the Swift runtime statically: `passlock-auth` runs setuid
-/// and must not depend on the toolchain's install path, and the lock path keeps
-/// its memory small without shared Swift libraries.
+/// `passlock-auth` links the Swift runtime statically: it runs setuid and must
+/// not depend on the toolchain's install path. It stays a dynamic executable
+/// (PIE, so ASLR covers it) because PAM loads its modules with dlopen.
 let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+/// `passlock` (the lock screen) is a fully static executable: no dynamic
+/// loader, no libstdc++ mapped, about half the memory and start-up time. It
+/// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.
+let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
 
 let package = Package(
   name: "passlock",
@@ -32,7 +36,7 @@ let package = Package(
     .executableTarget(
       name: "passlock",
       dependencies: ["PasslockCore", "PasslockPOSIX"],
-      linkerSettings: staticRuntime),
+      linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM"],

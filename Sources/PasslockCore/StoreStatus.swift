@@ -14,10 +14,12 @@ public struct StoreStatus: Equatable, Sendable {
   public var accountPasswordRequired: Bool
   public var store: Kind
   public var directory: String
+  /// The account the gatekeeper acts for (its real uid's name).
+  public var user: String
 
   public init(
     passcodeSet: Bool, length: Int, failedAttempts: Int, retryAfterSeconds: Int64,
-    accountPasswordRequired: Bool, store: Kind, directory: String
+    accountPasswordRequired: Bool, store: Kind, directory: String, user: String
   ) {
     self.passcodeSet = passcodeSet
     self.length = length
@@ -26,6 +28,7 @@ public struct StoreStatus: Equatable, Sendable {
     self.accountPasswordRequired = accountPasswordRequired
     self.store = store
     self.directory = directory
+    self.user = user
   }
 
   // MARK: Transport in a result frame
@@ -35,7 +38,7 @@ public struct StoreStatus: Equatable, Sendable {
       "passcode_set": passcodeSet ? "1" : "0", "length": String(length),
       "failed_attempts": String(failedAttempts), "retry_after_seconds": String(retryAfterSeconds),
       "account_password_required": accountPasswordRequired ? "1" : "0",
-      "store": store.rawValue, "directory": directory,
+      "store": store.rawValue, "directory": directory, "user": user,
     ]
   }
 
@@ -44,11 +47,12 @@ public struct StoreStatus: Equatable, Sendable {
       let failed = fields["failed_attempts"].flatMap({ Int($0) }),
       let retry = fields["retry_after_seconds"].flatMap({ Int64($0) }),
       let required = fields["account_password_required"],
-      let store = fields["store"].flatMap(Kind.init(rawValue:)), let directory = fields["directory"]
+      let store = fields["store"].flatMap(Kind.init(rawValue:)), let directory = fields["directory"],
+      let user = fields["user"]
     else { return nil }
     self.init(
       passcodeSet: set == "1", length: length, failedAttempts: failed, retryAfterSeconds: retry,
-      accountPasswordRequired: required == "1", store: store, directory: directory)
+      accountPasswordRequired: required == "1", store: store, directory: directory, user: user)
   }
 
   // MARK: Rendering
@@ -57,7 +61,7 @@ public struct StoreStatus: Equatable, Sendable {
     """
     {"passcode_set":\(passcodeSet),"length":\(length),"failed_attempts":\(failedAttempts),\
     "retry_after_seconds":\(retryAfterSeconds),"account_password_required":\(accountPasswordRequired),\
-    "store":"\(store.rawValue)","store_directory":\(JSON.quoted(directory))}
+    "store":"\(store.rawValue)","store_directory":\(JSON.quoted(directory)),"user":\(JSON.quoted(user))}
     """
   }
 

@@ -38,7 +38,7 @@ public final class LockTerminal {
   static func isVirtualConsole(_ name: String) -> Bool {
     guard name.hasPrefix("/dev/tty") else { return false }
     let rest = name.dropFirst(8)
-    return !rest.isEmpty && rest.allSatisfy(\.isNumber)
+    return !rest.isEmpty && rest.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
   }
 
   /// Raw mode, input flushed (the key that woke the screen is not half a

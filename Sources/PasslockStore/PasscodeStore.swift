@@ -66,7 +66,7 @@ public struct PasscodeStore: ~Copyable {
     }
   }
 
-  public func status(now: Int64) throws(StoreFileError) -> StoreStatus {
+  public func status(now: Int64, user: String) throws(StoreFileError) -> StoreStatus {
     let record = try passcode()
     var failures = 0, wait: Int64 = 0, lockedOut = false
     switch attempts() {
@@ -82,7 +82,7 @@ public struct PasscodeStore: ~Copyable {
     return StoreStatus(
       passcodeSet: record != nil, length: record?.length ?? 0, failedAttempts: failures,
       retryAfterSeconds: wait, accountPasswordRequired: lockedOut && record != nil,
-      store: location.kind, directory: location.directory)
+      store: location.kind, directory: location.directory, user: user)
   }
 
   // MARK: Verifying

@@ -12,7 +12,7 @@ struct Gatekeeper {
       switch request.operation {
       case .status:
         guard let store = try open(create: false) else { return AuthResult(.ok, try emptyStatus().fields) }
-        return AuthResult(.ok, try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds()) }.fields)
+        return AuthResult(.ok, try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds(), user: mode.user.name) }.fields)
       case .verify:
         guard let store = try open(create: false) else { return AuthResult(.noPasscode) }
         return result(of: try store.verify(request.first, now: wallClockSeconds()))
@@ -106,7 +106,7 @@ struct Gatekeeper {
   private func emptyStatus() throws(StoreError) -> StoreStatus {
     StoreStatus(
       passcodeSet: false, length: 0, failedAttempts: 0, retryAfterSeconds: 0, accountPasswordRequired: false,
-      store: mode.location.kind, directory: mode.location.directory)
+      store: mode.location.kind, directory: mode.location.directory, user: mode.user.name)
   }
 
   private func wrap<T>(_ body: () throws(StoreFileError) -> T) throws(StoreError) -> T {

@@ -22,10 +22,11 @@ struct Commands {
   }
 
   func set(allowSimple: Bool) throws(CommandFailure) -> Int32 {
-    if try currentStatus().passcodeSet {
+    let status = try currentStatus()
+    if status.passcodeSet {
       throw .failed("A passcode is already set; use 'passlock change' to change it.")
     }
-    if usesKeypad { return try setWithKeypad(allowSimple: allowSimple) }
+    if usesKeypad { return try setWithKeypad(status, allowSimple: allowSimple) }
     var new = Secret()
     try chooseNew(&new, allowSimple: allowSimple)
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
@@ -105,7 +106,10 @@ struct Commands {
   }
 
   func currentStatus() throws(CommandFailure) -> StoreStatus {
-    let result = try run(.status)
+    try status(from: try run(.status))
+  }
+
+  func status(from result: AuthResult) throws(CommandFailure) -> StoreStatus {
     guard result.code == .ok, let status = StoreStatus(fields: result.fields) else {
       throw .failed(result.message ?? "passlock-auth gave no status")
     }

@@ -7,10 +7,12 @@ import PasslockPOSIX
 enum ConfigLoader {
   static func files() -> [String] {
     let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
-    let home = environment("HOME") ?? Account.real()?.home ?? "/"
-    let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+    // No getpwuid here: passlock is a static executable without NSS. Without
+    // HOME or XDG_CONFIG_HOME there is no user configuration to read.
+    let home = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 + "/.config" : nil }
+    let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
     var files: [String] = []
-    for directory in [system, configHome + "/passlock"] {
+    for directory in [system] + (configHome.map { [$0 + "/passlock"] } ?? []) {
       files.append(directory + "/passlock.conf")
       files += dropIns(directory + "/passlock.conf.d")
     }

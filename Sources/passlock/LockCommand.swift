@@ -6,21 +6,43 @@ import PasslockPOSIX
 /// screen on a terminal.
 extension Commands {
   func lock(tty: String?, readyFD: Int32?) throws(CommandFailure) -> Int32 {
-    let status = try currentStatus()
+    // Ask the gatekeeper first and prepare everything else while it starts up
+    // (the two run on different cores): the first frame comes sooner.
+    let pending: PendingRequest
+    do { pending = try gatekeeper.start(.status) } catch { throw .failed(error.description) }
+    let prepared = try prepareOverlay(tty: tty)
+    let result: AuthResult
+    do { result = try pending.finish { _, _, _ in false } } catch { throw .failed(error.description) }
+    let status = try status(from: result)
     // Nothing to lock with: say so and leave the terminal alone.
     guard status.passcodeSet else { throw .failed(Self.noPasscode) }
     var screen = LockScreen(
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
-    let outcome = try showOverlay(&screen, tty: tty, readyFD: readyFD.map { FileDescriptor(rawValue: $0) }) { _ in }
+    let overlay = prepared.overlay(screen: &screen, user: status.user, gatekeeper: gatekeeper,
+      readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
+    let outcome: PasscodeOverlay.Outcome
+    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
     return outcome == .finished ? 0 : 129
   }
 
   /// Runs the passcode screen; `collect` reads the accepted entries afterwards.
   func showOverlay(
-    _ screen: inout LockScreen, tty: String? = nil, allowSimple: Bool = false, readyFD: FileDescriptor? = nil,
+    _ screen: inout LockScreen, user: String, tty: String? = nil, allowSimple: Bool = false,
     collect: (PasscodeOverlay) -> Void
   ) throws(CommandFailure) -> PasscodeOverlay.Outcome {
+    let overlay = try prepareOverlay(tty: tty).overlay(
+      screen: &screen, user: user, gatekeeper: gatekeeper, allowSimple: allowSimple)
+    let outcome: PasscodeOverlay.Outcome
+    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
+    screen = overlay.screen
+    collect(overlay)
+    return outcome
+  }
+
+  /// Configuration, terminal and signals: everything but the terminal's modes,
+  /// which change only once there is something to lock.
+  func prepareOverlay(tty: String?) throws(CommandFailure) -> PreparedOverlay {
     let config: Config
     do { config = try ConfigLoader.load() } catch {
       // A typo in the config must never keep a screen from locking: defaults, and say why.
@@ -31,40 +53,29 @@ extension Commands {
     do { terminal = try LockTerminal(path: tty, term: environment("TERM")) } catch { throw .failed(error.description) }
     SignalPipe.install(
       ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP])
-
     let theme = Theme(config: config)
-    screen.revealLastDigit = theme.revealLastDigit
     let language = config["Appearance.Language"]
     let locale = environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG")
     let texts = Texts(language == "auto" ? .from(locale: locale) : Texts.Language(rawValue: language)!)
     let noColor = environment("NO_COLOR").map { !$0.isEmpty } ?? false
     let renderer = LockRenderer(
       theme: theme, texts: texts, capabilities: .init(linuxConsole: terminal.isLinuxConsole, color: !noColor))
-    let context = LockRenderer.Context(clock: Clock.text(), userAtHost: Self.userAtHost())
-    let overlay = PasscodeOverlay(
-      terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
-      allowSimple: allowSimple, readyFD: readyFD)
-    let outcome: PasscodeOverlay.Outcome
-    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
-    screen = overlay.screen
-    collect(overlay)
-    return outcome
+    return PreparedOverlay(terminal: terminal, renderer: renderer)
   }
 
-  static func userAtHost() -> String {
+  static func userAtHost(_ user: String) -> String {
     var host = [CChar](repeating: 0, count: 256)
     gethostname(&host, host.count - 1)
-    let name = Account.real()?.name ?? "uid \(getuid())"
-    return name + "@" + String(cString: host)
+    return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// set/change/remove on a terminal without --stdin use the keypad screen.
   var usesKeypad: Bool { input.isInteractive && FileDescriptor.standardInput.isTerminal }
 
-  func setWithKeypad(allowSimple: Bool) throws(CommandFailure) -> Int32 {
+  func setWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
     var screen = LockScreen(flow: .create, length: nil, now: PasscodeOverlay.now())
     var new = Secret()
-    let outcome = try showOverlay(&screen, allowSimple: allowSimple) { copy($0.second, into: &new) }
+    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { copy($0.second, into: &new) }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
     return try self.outcome(result, success: "Passcode set (\(new.count) digits).")
@@ -75,7 +86,7 @@ extension Commands {
       flow: .change, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
     var current = Secret(), new = Secret()
-    let outcome = try showOverlay(&screen, allowSimple: allowSimple) { overlay in
+    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { overlay in
       copy(overlay.first, into: &current)
       copy(overlay.second, into: &new)
     }
@@ -89,9 +100,26 @@ extension Commands {
       flow: .remove, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
     var current = Secret()
-    let outcome = try showOverlay(&screen) { copy($0.first, into: &current) }
+    let outcome = try showOverlay(&screen, user: status.user) { copy($0.first, into: &current) }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     return try self.outcome(try run(.remove, secrets: current), success: "Passcode removed.")
+  }
+}
+
+/// A terminal and renderer ready to show the passcode screen.
+struct PreparedOverlay {
+  let terminal: LockTerminal
+  let renderer: LockRenderer
+
+  func overlay(
+    screen: inout LockScreen, user: String, gatekeeper: GatekeeperClient, allowSimple: Bool = false,
+    readyFD: FileDescriptor? = nil
+  ) -> PasscodeOverlay {
+    screen.revealLastDigit = renderer.theme.revealLastDigit
+    let context = LockRenderer.Context(clock: Clock.text(), userAtHost: Commands.userAtHost(user))
+    return PasscodeOverlay(
+      terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
+      allowSimple: allowSimple, readyFD: readyFD)
   }
 }
 

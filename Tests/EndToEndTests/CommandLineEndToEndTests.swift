@@ -27,7 +27,7 @@ import Testing
     #expect(json.status == 0)
     #expect(json.stdout == """
       {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-      "store":"user","store_directory":"\(h.stateDirectory)"}
+      "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)"}
 
       """)
     #expect(h.passlock("status").stdout == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\n")

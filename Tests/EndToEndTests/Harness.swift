@@ -15,6 +15,8 @@ final class Harness: @unchecked Sendable {  // used from one test at a time
   }()
 
   let root: String
+  /// The account the tests run as, as the gatekeeper names it.
+  static let userName = String(cString: getpwuid(getuid())!.pointee.pw_name)
   var stateDirectory: String { root + "/state" }
   var environment: [String: String]
 

@@ -22,11 +22,11 @@ import Testing
   @Test func statusTravelsAndRendersAsJSONAndText() {
     let status = StoreStatus(
       passcodeSet: true, length: 6, failedAttempts: 5, retryAfterSeconds: 59, accountPasswordRequired: false,
-      store: .user, directory: "/home/a \"b\"/.local/state/passlock")
+      store: .user, directory: "/home/a \"b\"/.local/state/passlock", user: "alice")
     #expect(StoreStatus(fields: status.fields) == status)
     #expect(status.json() == """
       {"passcode_set":true,"length":6,"failed_attempts":5,"retry_after_seconds":59,"account_password_required":false,\
-      "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock"}
+      "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice"}
       """)
     #expect(status.text() == """
       Passcode: set (6 digits)

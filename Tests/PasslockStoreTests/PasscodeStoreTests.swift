@@ -14,7 +14,7 @@ import Testing
     #expect(record.hash.hasPrefix("$y$"))
     #expect(try store.verify(secret("258046"), now: 100) == .match)
     #expect(try store.verify(secret("258047"), now: 100) == .mismatch(failures: 1, next: .open))
-    #expect(try store.status(now: 100).failedAttempts == 1)
+    #expect(try store.status(now: 100, user: "test").failedAttempts == 1)
   }
 
   @Test func filesAreWrittenPrivately() throws {
@@ -45,7 +45,7 @@ import Testing
     try store.setPasscode(secret("2580"))
     for code in ["1111", "2222", "3333"] { _ = try store.verify(secret(code), now: 0) }
     #expect(try store.verify(secret("2580"), now: 0) == .match)
-    #expect(try store.status(now: 0).failedAttempts == 0)
+    #expect(try store.status(now: 0, user: "test").failedAttempts == 0)
     #expect(fixture.read("attempts") == AttemptRecord.cleared.serialized())
   }
 
@@ -62,13 +62,13 @@ import Testing
       #expect(try store.verify(secret("20\(attempt)0"), now: now) == .mismatch(failures: attempt, next: .wait(seconds: delay)))
       // While the delay runs the passcode is not even checked, right or wrong.
       #expect(try store.verify(secret("2580"), now: now + delay - 1) == .wait(seconds: 1))
-      #expect(try store.status(now: now + 1).retryAfterSeconds == delay - 1)
+      #expect(try store.status(now: now + 1, user: "test").retryAfterSeconds == delay - 1)
       now += delay
     }
     #expect(
       try store.verify(secret("9999"), now: now) == .mismatch(failures: 10, next: .accountPasswordRequired))
     #expect(try store.verify(secret("2580"), now: now + 100_000) == .accountPasswordRequired(reason: nil))
-    #expect(try store.status(now: now).accountPasswordRequired)
+    #expect(try store.status(now: now, user: "test").accountPasswordRequired)
     try store.clearAttempts()
     #expect(try store.verify(secret("2580"), now: now) == .match)
   }
@@ -97,7 +97,7 @@ import Testing
       return
     }
     #expect(reason == "\(fixture.directory)/attempts is corrupt (the first line is not 'passlock-attempts 1')" || reason.contains("attempts is corrupt"))
-    #expect(try store.status(now: 0).accountPasswordRequired)
+    #expect(try store.status(now: 0, user: "test").accountPasswordRequired)
     #expect(fixture.read("attempts") == "passlock-attempts 1\nfailures=zero\n")
   }
 

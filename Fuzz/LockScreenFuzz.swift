@@ -1,0 +1,58 @@
+// libFuzzer target over the input parser and the lock state machine, built
+// together with PasslockCore's sources by scripts/fuzz (-sanitize=fuzzer).
+//
+// The property: no input that lacks the passcode's digits, in order, reaches
+// "unlocked"; and the controller's entry always has as many digits as the
+// screen counts. Time advances with the input, so delays and shakes happen.
+
+let passcode: [UInt8] = Array("2580".utf8)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+  let input = Array(UnsafeBufferPointer(start: data, count: size))
+  var parser = InputParser()
+  var screen = LockScreen(flow: .unlock, length: passcode.count, now: 0)
+  var entry: [UInt8] = []
+  var failures = 0
+  var now: Int64 = 0
+
+  for byte in input {
+    now += Int64(byte & 0x7f) * 7
+    if byte == 0xfe { parser.timeOut() }
+    guard let key = parser.feed(byte) else { continue }
+    var effects = screen.key(key, now: now)
+    while !effects.isEmpty {
+      let effect = effects.removeFirst()
+      switch effect {
+      case .append(let digit): entry.append(digit)
+      case .deleteLast: if !entry.isEmpty { entry.removeLast() }
+      case .clearEntry: entry.removeAll()
+      case .bell, .finish: break
+      case .submit:
+        if entry == passcode {
+          effects += screen.verdict(.accepted(next: nil, length: nil), now: now)
+        } else {
+          failures += 1
+          let delay = AttemptPolicy.delaySeconds(afterFailures: failures)
+          effects += screen.verdict(
+            .wrong(failures: failures, retryAfterSeconds: delay, lockedOut: failures >= AttemptPolicy.lockoutFailures),
+            now: now)
+        }
+      }
+    }
+    precondition(entry.count == screen.entered || screen.busy || screen.finished, "entry and screen disagree")
+  }
+
+  if screen.finished {
+    var next = 0
+    for byte in input where next < passcode.count && byte == passcode[next] { next += 1 }
+    precondition(next == passcode.count, "unlocked without the passcode in the input")
+  }
+  // Draw the final state at a size taken from the input: no size or state may crash the renderer.
+  let width = Int(input.first ?? 80) % 200 + 1, height = Int(input.last ?? 24) % 60 + 1
+  let renderer = LockRenderer(theme: Theme(), texts: Texts(.japanese), capabilities: .init(linuxConsole: size % 2 == 0, color: true))
+  let (grid, layout) = renderer.render(screen, .init(clock: "00:00", userAtHost: "fuzz@host", externalKey: "Key"), now: now, width: width, height: height)
+  _ = grid.render(over: nil, color: true)
+  _ = layout.key(atColumn: width / 2, row: height / 2)
+  return 0
+}
