@@ -138,3 +138,27 @@ import Testing
     #expect(result.stderr == "Error: \(h.stateDirectory)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \(h.stateDirectory)/passcode'\n")
   }
 }
+
+@Suite struct ConfigEndToEndTests {
+  @Test func mergesInLoadOrderAndNamesFileAndLineOnErrors() throws {
+    let h = Harness()
+    let system = h.root + "/etc", user = h.root + "/config"
+    try FileManager.default.createDirectory(atPath: system + "/passlock.conf.d", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: user + "/passlock", withIntermediateDirectories: true)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system
+    h.environment["XDG_CONFIG_HOME"] = user
+    try "[Appearance]\nDotColor=green\nTitle=System\n".write(toFile: system + "/passlock.conf", atomically: true, encoding: .utf8)
+    try "[Appearance]\nTitle=Drop-in\n".write(toFile: system + "/passlock.conf.d/10-title.conf", atomically: true, encoding: .utf8)
+    try "[Appearance]\nDotColor=magenta\n".write(toFile: user + "/passlock/passlock.conf", atomically: true, encoding: .utf8)
+    let merged = h.passlock("config")
+    #expect(merged.status == 0)
+    #expect(merged.stdout.contains("\nTitle=Drop-in\n"))
+    #expect(merged.stdout.contains("\nDotColor=magenta\n"))
+
+    try "[Appearance]\n\nDotColor=teal\n".write(toFile: user + "/passlock/passlock.conf", atomically: true, encoding: .utf8)
+    let broken = h.passlock("config")
+    #expect(broken.status == 1)
+    #expect(broken.stdout == "")
+    #expect(broken.stderr.hasPrefix("Error: \(user)/passlock/passlock.conf:3: DotColor=teal: expected one of: default,"))
+  }
+}
