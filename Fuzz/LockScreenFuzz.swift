@@ -18,8 +18,9 @@ public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
   for byte in input {
     now += Int64(byte & 0x7f) * 7
-    if byte == 0xfe { parser.timeOut() }
-    guard let key = parser.feed(byte) else { continue }
+    let key: InputParser.Key?
+    if byte == 0xfe { key = parser.timeOut() } else { key = parser.feed(byte) }
+    guard let key else { continue }
     var effects = screen.key(key, now: now)
     while !effects.isEmpty {
       let effect = effects.removeFirst()
@@ -27,7 +28,11 @@ public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
       case .append(let digit): entry.append(digit)
       case .deleteLast: if !entry.isEmpty { entry.removeLast() }
       case .clearEntry: entry.removeAll()
-      case .bell, .finish: break
+      case .bell, .finish, .startAccountPassword, .cancelAccountPassword: break
+      case .submitAccountPassword:
+        // The fuzzer never knows the account password.
+        entry.removeAll()
+        effects += screen.verdict(.passwordRejected("no"), now: now)
       case .submit:
         if entry == passcode {
           effects += screen.verdict(.accepted(next: nil, length: nil), now: now)
@@ -41,6 +46,7 @@ public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
       }
     }
     precondition(entry.count == screen.entered || screen.busy || screen.finished, "entry and screen disagree")
+    precondition(!screen.finished || !screen.passwordMode, "the account password field never unlocks here")
   }
 
   if screen.finished {

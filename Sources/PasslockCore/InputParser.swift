@@ -12,6 +12,13 @@ public struct InputParser: Sendable {
     case enter
     /// Mouse button 1 pressed at a 1-based column and row (SGR 1006 report).
     case click(column: Int, row: Int)
+    /// A printable byte that is not a digit (letters, punctuation, UTF-8):
+    /// only the account password field takes these.
+    case text(UInt8)
+    /// Tab: switch to the account password field.
+    case alternate
+    /// Esc pressed on its own (reported once the sequence timed out).
+    case escape
   }
 
   enum State: Sendable {
@@ -22,6 +29,8 @@ public struct InputParser: Sendable {
     /// OSC, DCS, SOS, PM, APC: skip until ST (ESC \) or BEL.
     case string(sawEscape: Bool)
     case paste(matched: Int)
+    /// A legacy (X10) mouse report: three raw bytes follow ESC [ M.
+    case x10Mouse(collected: [UInt8])
   }
 
   private var state = State.ground
@@ -30,13 +39,18 @@ public struct InputParser: Sendable {
   /// True while an escape sequence is incomplete; after a short quiet time the
   /// caller calls `timeOut()` so a lone Esc press does not swallow the next key.
   public var isPending: Bool {
-    if case .ground = state { return false }
-    if case .paste = state { return false }
-    return true
+    switch state {
+    case .ground, .paste: return false
+    default: return true
+    }
   }
 
-  public mutating func timeOut() {
-    if isPending { state = .ground }
+  /// Ends an incomplete sequence; a lone Esc becomes the Esc key.
+  public mutating func timeOut() -> Key? {
+    guard isPending else { return nil }
+    defer { state = .ground }
+    if case .escape = state { return .escape }
+    return nil
   }
 
   private static let pasteEnd: [UInt8] = Array("\u{1b}[201~".utf8)
@@ -49,8 +63,10 @@ public struct InputParser: Sendable {
       case 0x7f, 0x08: return .delete
       case 0x15: return .clear  // Ctrl-U
       case 0x0d, 0x0a: return .enter
+      case 0x09: return .alternate
       case 0x1b: state = .escape
-      default: break  // every other byte (Ctrl-C, Ctrl-Z, Ctrl-\, Ctrl-D, Ctrl-S/Q, text) is ignored
+      case 0x20...0x7e, 0x80...0xff: return .text(byte)
+      default: break  // every other control byte (Ctrl-C, Ctrl-Z, Ctrl-\, Ctrl-D, Ctrl-S/Q) is ignored
       }
     case .escape:
       switch byte {
@@ -78,6 +94,16 @@ public struct InputParser: Sendable {
       }
     case .string(let sawEscape):
       if byte == 0x07 || (sawEscape && byte == 0x5c) { state = .ground } else { state = .string(sawEscape: byte == 0x1b) }
+    case .x10Mouse(var collected):
+      // Raw coordinate bytes: 48–57 are columns 16–25, not digits.
+      collected.append(byte)
+      guard collected.count == 3 else {
+        state = .x10Mouse(collected: collected)
+        return nil
+      }
+      state = .ground
+      let button = Int(collected[0]) - 32
+      return button == 0 ? .click(column: Int(collected[1]) - 32, row: Int(collected[2]) - 32) : nil
     case .paste(let matched):
       // Inside a bracketed paste everything is dropped until ESC [ 2 0 1 ~.
       if byte == Self.pasteEnd[matched] {
@@ -95,6 +121,9 @@ public struct InputParser: Sendable {
     case 0x7e where text == "3": return .delete  // Delete key
     case 0x7e where text == "200":
       parser.state = .paste(matched: 0)
+      return nil
+    case 0x4d where text.isEmpty:  // ESC [ M: an X10 mouse report, three raw bytes follow
+      parser.state = .x10Mouse(collected: [])
       return nil
     case 0x4d where text.hasPrefix("<"):  // SGR mouse press: ESC [ < b ; x ; y M
       let fields = text.dropFirst().split(separator: ";").map { Int($0) }

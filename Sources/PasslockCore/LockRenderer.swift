@@ -102,6 +102,7 @@ public struct LockRenderer: Sendable {
     let blockHeight = kind == .minimal ? 3 : 5 + keypadHeight + 2
     var row = max(0, (height - 1 - blockHeight) / 2)
 
+    if screen.passwordMode { return (renderPassword(screen, context, now: now, into: grid, kind: kind), Layout(kind: kind, keys: [])) }
     let title = screen.flow == .unlock && screen.step == .current ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
     grid.center(title, row: row, style: .init(foreground: theme.titleColor, bold: true))
     row += 1
@@ -136,6 +137,38 @@ public struct LockRenderer: Sendable {
     if let message = context.pamMessage { grid.center(message, row: row) }
     grid.center(statusLine(screen, context, now: now, width: width), row: height - 1, style: .init(foreground: theme.statusColor))
     return (grid, layout)
+  }
+
+  /// The account password field: title, PAM's prompt, one mask per character.
+  func renderPassword(_ screen: LockScreen, _ context: Context, now: Int64, into grid: ScreenGrid, kind: Kind) -> ScreenGrid {
+    var grid = grid
+    let height = grid.height, width = grid.width
+    var row = max(0, (height - 1 - 6) / 2)
+    grid.center(texts.accountPasswordTitle, row: row, style: .init(foreground: theme.titleColor, bold: true))
+    row += 1
+    let user = String(context.userAtHost.prefix { $0 != "@" })
+    let message: String
+    var style = ScreenGrid.Style()
+    if let notice = screen.notice {
+      message = texts.notice(notice)
+      style.foreground = theme.errorColor
+    } else if screen.busy {
+      message = texts.checking
+    } else {
+      message = texts.passwordPrompt(user: user)
+    }
+    if TextWidth.of(message) <= width { grid.center(message, row: row, style: style) }
+    row += 2
+    let fieldWidth = max(4, min(24, width - 4))
+    let label = screen.passwordPrompt.map { $0.hasSuffix(" ") ? $0 : $0 + " " } ?? ""
+    let masks = String(repeating: glyphs.filled, count: min(screen.entered, fieldWidth))
+    let blanks = String(repeating: "_", count: fieldWidth - min(screen.entered, fieldWidth))
+    let field = TextWidth.of(label) + fieldWidth <= width ? label + masks + blanks : masks + blanks
+    grid.center(field, row: row, style: .init(foreground: theme.dotColor))
+    row += 2
+    if let message = context.pamMessage { grid.center(message, row: row) }
+    grid.center(statusLine(screen, context, now: now, width: width), row: height - 1, style: .init(foreground: theme.statusColor))
+    return grid
   }
 
   /// ● ● ○ ○ — typed digits filled (the last one shown briefly), the rest
@@ -209,7 +242,10 @@ public struct LockRenderer: Sendable {
     var parts = [context.clock, context.userAtHost]
     if screen.failedAttempts > 0 { parts.append(texts.failedAttempts(screen.failedAttempts)) }
     let waiting = screen.secondsUntilRetry(now: now)
-    if waiting > 0 { parts.append(texts.tryAgain(in: waiting)) }
+    if waiting > 0 && !screen.passwordMode { parts.append(texts.tryAgain(in: waiting)) }
+    if screen.offersAccountPassword && !(screen.passwordMode && screen.lockedOut) {
+      parts.append(texts.passwordKeyHint(open: screen.passwordMode))
+    }
     var line = parts.joined(separator: "  ")
     while TextWidth.of(line) > width && parts.count > 1 {
       parts.remove(at: 1)  // on a narrow screen user@host goes first

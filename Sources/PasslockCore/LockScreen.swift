@@ -23,6 +23,7 @@ public struct LockScreen: Sendable {
     case mismatch
     case refused(String)
     case accountPasswordRequired
+    case accountPasswordRejected(String)
   }
 
   /// What the controller must do after an event.
@@ -33,6 +34,12 @@ public struct LockScreen: Sendable {
     case submit(Step)
     case bell
     case finish
+    /// Open the account password field: start a PAM transaction.
+    case startAccountPassword
+    /// Close it again: cancel that transaction.
+    case cancelAccountPassword
+    /// Hand the typed password to the waiting PAM transaction.
+    case submitAccountPassword
   }
 
   /// The controller's answer to a `.submit`.
@@ -45,6 +52,8 @@ public struct LockScreen: Sendable {
     case refused(String)
     case wait(seconds: Int64, failures: Int)
     case lockedOut(failures: Int)
+    /// PAM refused the account password (its message).
+    case passwordRejected(String)
   }
 
   public static let shakeMilliseconds: Int64 = 300
@@ -68,6 +77,12 @@ public struct LockScreen: Sendable {
   public private(set) var lockedOut: Bool
   public private(set) var busy = false
   public private(set) var finished = false
+  /// The account password field is open (Tab, or forced by a lockout).
+  public private(set) var passwordMode = false
+  /// The prompt PAM sent for the password ("Password: "), once it arrived.
+  public var passwordPrompt: String?
+  /// Only the lock screen offers the account password.
+  public var offersAccountPassword: Bool { flow == .unlock }
   public var revealLastDigit: Bool
   private var submittedCount = 0
 
@@ -85,9 +100,23 @@ public struct LockScreen: Sendable {
     if lockedOut { notice = .accountPasswordRequired }
   }
 
+  /// Call once after creating a locked-out lock screen: opens the password field.
+  public mutating func start() -> [Effect] {
+    lockedOut && offersAccountPassword ? openPassword() : []
+  }
+
+  private mutating func openPassword() -> [Effect] {
+    passwordMode = true
+    passwordPrompt = nil
+    entered = 0
+    revealedDigit = nil
+    return [.clearEntry, .startAccountPassword]
+  }
+
   /// True while keys are refused: checking, shaking, waiting, locked out or done.
   public func refusesInput(now: Int64) -> Bool {
-    busy || finished || lockedOut || isShaking(now: now) || secondsUntilRetry(now: now) > 0
+    if passwordMode { return busy || finished }
+    return busy || finished || lockedOut || isShaking(now: now) || secondsUntilRetry(now: now) > 0
   }
 
   public func isShaking(now: Int64) -> Bool {
@@ -115,6 +144,9 @@ public struct LockScreen: Sendable {
   // MARK: Events
 
   public mutating func key(_ key: InputParser.Key, now: Int64) -> [Effect] {
+    if passwordMode { return passwordKey(key) }
+    // The account password is offered even while a delay runs or after a lockout.
+    if key == .alternate && offersAccountPassword && !busy && !finished { return openPassword() }
     if refusesInput(now: now) { return [] }
     switch key {
     case .digit(let digit):
@@ -139,9 +171,53 @@ public struct LockScreen: Sendable {
     case .enter:
       guard entered >= PasscodePolicy.lengths.lowerBound, length == nil || entered == length else { return [.bell] }
       return submit()
-    case .click:
-      return []  // the controller maps clicks to keys through the layout
+    case .click, .text, .alternate, .escape:
+      return []  // clicks are mapped to keys by the controller; letters are not digits
     }
+  }
+
+  /// Keys in the account password field: any printable byte is part of the
+  /// password; Enter submits; Esc or Tab go back to the passcode (not after a lockout).
+  private mutating func passwordKey(_ key: InputParser.Key) -> [Effect] {
+    if busy || finished { return [] }
+    switch key {
+    case .digit(let d):
+      return appendPassword(0x30 + d)
+    case .text(let byte):
+      return appendPassword(byte)
+    case .delete:
+      guard entered > 0 else { return [] }
+      entered -= 1
+      return [.deleteLast]
+    case .clear:
+      entered = 0
+      return [.clearEntry]
+    case .enter:
+      guard entered > 0 else { return [.bell] }
+      busy = true
+      return [.submitAccountPassword]
+    case .escape, .alternate:
+      guard !lockedOut else { return [.bell] }
+      passwordMode = false
+      entered = 0
+      if notice != nil && notice != .accountPasswordRequired { notice = nil }
+      return [.clearEntry, .cancelAccountPassword]
+    case .click:
+      return []
+    }
+  }
+
+  /// PAM asks for another answer after the first (a second factor): let the
+  /// user type again.
+  public mutating func awaitNextPassword() {
+    busy = false
+    entered = 0
+  }
+
+  private mutating func appendPassword(_ byte: UInt8) -> [Effect] {
+    guard entered < 255 else { return [.bell] }
+    entered += 1
+    return [.append(byte)]
   }
 
   private mutating func submit() -> [Effect] {
@@ -170,7 +246,9 @@ public struct LockScreen: Sendable {
       failedAttempts = failures
       self.lockedOut = lockedOut
       if retryAfterSeconds > 0 { retryAt = now + retryAfterSeconds * 1000 }
-      return reject(lockedOut ? .accountPasswordRequired : .wrongPasscode, now: now)
+      let effects = reject(lockedOut ? .accountPasswordRequired : .wrongPasscode, now: now)
+      // After the tenth failure only the account password opens the session.
+      return lockedOut && offersAccountPassword ? effects + openPassword() : effects
     case .mismatch:
       step = .new
       length = nil
@@ -185,7 +263,11 @@ public struct LockScreen: Sendable {
       failedAttempts = failures
       lockedOut = true
       notice = .accountPasswordRequired
-      return [.clearEntry]
+      return offersAccountPassword ? openPassword() : [.clearEntry]
+    case .passwordRejected(let message):
+      notice = .accountPasswordRejected(message)
+      passwordPrompt = nil
+      return [.clearEntry, .bell, .startAccountPassword]
     }
   }
 

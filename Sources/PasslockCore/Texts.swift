@@ -43,7 +43,21 @@ public struct Texts: Sendable, Equatable {
     case .refused(let reason): return reason
     case .accountPasswordRequired:
       return ja ? "試行回数が多すぎます。アカウントのパスワードが必要です" : "Too many attempts: the account password is required"
+    case .accountPasswordRejected(let message):
+      return (ja ? "パスワードが違います" : "Password not accepted") + (message.isEmpty ? "" : " (\(message))")
     }
+  }
+
+  public var accountPasswordTitle: String { ja ? "アカウントのパスワード" : "Account Password" }
+
+  public func passwordPrompt(user: String) -> String {
+    ja ? "\(user) のパスワードを入力して Enter" : "Type the password of \(user), then Enter"
+  }
+
+  /// The status line's hint for the key that opens or closes the password field.
+  public func passwordKeyHint(open: Bool) -> String {
+    if open { return ja ? "Esc: パスコード" : "Esc: passcode" }
+    return ja ? "Tab: パスワード" : "Tab: password"
   }
 
   public func failedAttempts(_ count: Int) -> String {

@@ -1,3 +1,4 @@
+import Glibc
 import CPAM
 import PasslockCore
 import PasslockPAM
@@ -17,6 +18,8 @@ enum AccountPassword {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setItem(PAM_RUSER, mode.user.name)
+      // The terminal the request came from, as modules such as pam_access see it.
+      if isatty(2) == 1, let name = ttyname(2) { pam.setItem(PAM_TTY, String(cString: name)) }
       let expired = try pam.authenticateAndCheckAccount()
       if expired {
         tell(channel, "Your account password has expired; change it with 'passwd'.")

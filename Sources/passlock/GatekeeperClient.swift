@@ -59,37 +59,62 @@ struct PendingRequest {
   /// Readable when the gatekeeper has answered (or prompts).
   var output: FileDescriptor { child.output }
 
-  /// Reads frames until the result: shows messages, answers prompts.
-  func finish(answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool) throws(ClientError) -> AuthResult {
-    defer { abandon() }
+  /// One frame from the gatekeeper.
+  enum Frame {
+    case prompt(AuthProtocol.PromptStyle, String)
+    case message(AuthProtocol.PromptStyle, String)
+    case result(AuthResult)
+  }
+
+  /// Reads the next frame (blocks until one arrives).
+  func nextFrame() throws(ClientError) -> Frame {
     do throws(ProtocolError) {
-      while let frame = try channel.receiveHeader() {
-        switch frame.kind {
-        case .result:
-          guard let result = AuthResult.decode(try channel.receivePayload(length: frame.length)) else {
-            throw .malformed("bad result")
-          }
-          return result
-        case .message:
-          let payload = try channel.receivePayload(length: frame.length)
-          printError(String(decoding: payload.dropFirst(), as: UTF8.self) + "\n")
-        case .prompt:
-          let payload = try channel.receivePayload(length: frame.length)
-          let style = payload.first.flatMap(AuthProtocol.PromptStyle.init(rawValue:)) ?? .secret
-          var reply = Secret()
-          if answer(style, String(decoding: payload.dropFirst(), as: UTF8.self), &reply) {
-            do { try channel.send(.answer, secret: reply) } catch { throw .io(error) }
-          } else {
-            do { try channel.send(.cancel) } catch { throw .io(error) }
-          }
-        default:
-          throw .malformed("unexpected frame from passlock-auth")
-        }
+      guard let frame = try channel.receiveHeader() else {
+        throw .malformed("passlock-auth ended without a result")
       }
-      throw .malformed("passlock-auth ended without a result")
+      let payload = try channel.receivePayload(length: frame.length)
+      let style = payload.first.flatMap(AuthProtocol.PromptStyle.init(rawValue:)) ?? .info
+      let text = String(decoding: payload.dropFirst(), as: UTF8.self)
+      switch frame.kind {
+      case .result:
+        guard let result = AuthResult.decode(payload) else { throw .malformed("bad result") }
+        return .result(result)
+      case .message: return .message(style, text)
+      case .prompt: return .prompt(style, text)
+      default: throw .malformed("unexpected frame from passlock-auth")
+      }
     } catch {
       throw .protocolFailure(error)
     }
+  }
+
+  /// Answers the prompt the gatekeeper is waiting on.
+  func answer(_ secret: borrowing Secret) throws(ClientError) {
+    do { try channel.send(.answer, secret: secret) } catch { throw .io(error) }
+  }
+
+  /// Reads frames until the result: shows messages on stderr, answers prompts.
+  func finish(answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool) throws(ClientError) -> AuthResult {
+    defer { abandon() }
+    while true {
+      switch try nextFrame() {
+      case .result(let result): return result
+      case .message(_, let text): printError(text + "\n")
+      case .prompt(let style, let text):
+        var reply = Secret()
+        if answer(style, text, &reply) {
+          try self.answer(reply)
+        } else {
+          do { try channel.send(.cancel) } catch { throw .io(error) }
+        }
+      }
+    }
+  }
+
+  /// Stops a request still in progress (PAM may be sleeping a failure delay).
+  func cancel() {
+    kill(child.pid, SIGKILL)
+    abandon()
   }
 
   /// Closes the pipes and reaps the child.

@@ -29,6 +29,10 @@ final class PasscodeOverlay {
   private var previous: ScreenGrid?
   private var layout = LockRenderer.Layout(kind: .minimal, keys: [])
   private var pending: PendingRequest?
+  /// The account password's PAM transaction, run by the gatekeeper.
+  private var passwordRequest: PendingRequest?
+  /// PAM has asked for the password and waits for our answer.
+  private var promptWaiting = false
   private var lastInputAt: Int64 = 0
 
   init(
@@ -48,7 +52,11 @@ final class PasscodeOverlay {
 
   func run() throws(LockTerminalError) -> Outcome {
     try terminal.begin()
-    defer { terminal.restore() }
+    defer {
+      passwordRequest?.cancel()
+      terminal.restore()
+    }
+    apply(screen.start())
     draw()
     if let readyFD {
       // The first full frame is on the terminal: tell the waiting parent (one byte).
@@ -62,7 +70,10 @@ final class PasscodeOverlay {
         pollfd(fd: terminal.fd.rawValue, events: Int16(POLLIN), revents: 0),
         pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
       ]
+      let pendingIndex = fds.count
       if let pending { fds.append(pollfd(fd: pending.output.rawValue, events: Int16(POLLIN), revents: 0)) }
+      let passwordIndex = fds.count
+      if let passwordRequest { fds.append(pollfd(fd: passwordRequest.output.rawValue, events: Int16(POLLIN), revents: 0)) }
       let ready = poll(&fds, nfds_t(fds.count), timeout())
       if ready < 0 && errno != EINTR { return .hangup }
       let now = Self.now()
@@ -83,12 +94,13 @@ final class PasscodeOverlay {
           }
         }
       }
-      if fds.count > 2, fds[2].revents != 0, let request = pending {
+      if pendingIndex < fds.count, fds[pendingIndex].revents != 0, let request = pending {
         pending = nil
         apply(screen.verdict(verdict(request), now: Self.now()))
       }
+      if passwordIndex < fds.count, fds[passwordIndex].revents != 0 { passwordFrameArrived() }
       // A lone Esc: after a quiet moment it was just the Esc key.
-      if parser.isPending && now - lastInputAt >= 50 { parser.timeOut() }
+      if parser.isPending && now - lastInputAt >= 50, let key = parser.timeOut() { handle(key, now: now) }
       draw()
     }
     return .finished
@@ -126,8 +138,67 @@ final class PasscodeOverlay {
       case .bell: terminal.write("\u{7}")
       case .finish: break
       case .submit(let step): submit(step)
+      case .startAccountPassword: startAccountPassword()
+      case .cancelAccountPassword:
+        passwordRequest?.cancel()
+        passwordRequest = nil
+        promptWaiting = false
+        context.pamMessage = nil
+      case .submitAccountPassword:
+        if promptWaiting { answerPrompt() }  // otherwise answered when the prompt arrives
       }
     }
+  }
+
+  // MARK: Account password
+
+  /// The gatekeeper runs the `passlock` PAM service; its prompts and messages
+  /// come back over the pipe while the screen keeps drawing.
+  private func startAccountPassword() {
+    passwordRequest?.cancel()
+    promptWaiting = false
+    do {
+      passwordRequest = try gatekeeper.start(.accountPassword)
+    } catch {
+      passwordRequest = nil
+      context.pamMessage = error.description
+    }
+  }
+
+  private func passwordFrameArrived() {
+    guard let request = passwordRequest else { return }
+    do {
+      switch try request.nextFrame() {
+      case .prompt(let style, let text) where style == .secret || style == .visible:
+        screen.passwordPrompt = text
+        promptWaiting = true
+        if screen.busy {
+          if entry.isEmpty { screen.awaitNextPassword() } else { answerPrompt() }
+        }
+      case .message(_, let text), .prompt(_, let text):
+        // PAM's info and error messages ("Password expired", faillock's count).
+        context.pamMessage = text
+      case .result(let result):
+        passwordRequest = nil
+        request.abandon()
+        if result.code == .ok {
+          apply(screen.verdict(.accepted(next: nil, length: nil), now: Self.now()))
+        } else {
+          apply(screen.verdict(.passwordRejected(result.message ?? ""), now: Self.now()))
+        }
+      }
+    } catch {
+      passwordRequest = nil
+      request.cancel()
+      apply(screen.verdict(.passwordRejected(error.description), now: Self.now()))
+    }
+  }
+
+  private func answerPrompt() {
+    guard let request = passwordRequest else { return }
+    promptWaiting = false
+    do { try request.answer(entry) } catch { context.pamMessage = error.description }
+    entry.clear()
   }
 
   // MARK: Submitting

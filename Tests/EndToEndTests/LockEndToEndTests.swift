@@ -117,8 +117,10 @@ struct LockEndToEndTests {
     usleep(500_000)
     let pid = try #require(t.lockerPID)
     #expect(kill(pid, 0) == 0, "still running")
-    #expect(!t.screen.contains("rc=0"), "still locked")
-    #expect(t.screen.contains("Enter Passcode"))
+    let screen = t.screen
+    #expect(!screen.contains("rc=0"), "still locked")
+    // Tab in the noise may have opened the account password field: locked either way.
+    #expect(screen.contains("Enter Passcode") || screen.contains("Account Password"))
   }
 }
 
@@ -132,5 +134,55 @@ struct SplitMix {
     z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
     z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
     return z ^ (z >> 31)
+  }
+}
+
+/// The account password from the lock screen, through the `passlock` PAM
+/// service (pam_matrix) run by the gatekeeper.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+struct AccountPasswordEndToEndTests {
+  @Test func tabOpensThePasswordFieldAndItUnlocks() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    h.passlock("verify", "--stdin", input: "1111\n")
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Tab: password"))
+    t.keys("Tab")
+    #expect(t.waitFor("Password: ____"), "PAM's own prompt labels the field")
+    t.type("hunter3")
+    t.keys("Enter")
+    #expect(t.waitFor("Password not accepted (Authentication failure)"))
+    t.keys("Escape")
+    #expect(t.waitFor("Enter Passcode"), "Esc goes back to the keypad")
+    t.keys("Tab")
+    #expect(t.waitFor("Password: ____"))
+    t.type("hunter2")
+    t.keys("Enter")
+    #expect(t.waitFor("rc=0"))
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "the counter is reset")
+  }
+
+  @Test func afterTheTenthFailureOnlyThePasswordOpens() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    h.writeFile("attempts", "passlock-attempts 1\nfailures=9\nretry_after=0\nlast_wrong=\n")
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("1111")
+    #expect(t.waitFor("Too many attempts: the account password is required"))
+    #expect(t.waitFor("Password: ____"), "the field opens by itself")
+    t.keys("Escape")
+    t.type("2580")
+    usleep(300_000)
+    #expect(!t.screen.contains("rc=0"), "the passcode is no longer accepted")
+    t.keys("C-u")
+    t.type("hunter2")
+    t.keys("Enter")
+    #expect(t.waitFor("rc=0"))
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works again")
   }
 }

@@ -14,13 +14,27 @@ extension RendererSnapshotTests {
     return screen
   }
 
+  static func lockedOut() -> LockScreen {
+    var screen = LockScreen(flow: .unlock, length: 6, failedAttempts: 10, lockedOut: true, now: 0)
+    _ = screen.start()
+    return screen
+  }
+
+  static func typingPassword() -> LockScreen {
+    var screen = R.unlock()
+    _ = screen.key(.alternate, now: 0)
+    screen.passwordPrompt = "Password:"
+    for byte in Array("hunter".utf8) { _ = screen.key(.text(byte), now: 0) }
+    return screen
+  }
+
   static func japaneseWrong() -> LockScreen {
     var screen = R.typed([1, 1, 1, 1], into: R.unlock(length: 4))
     _ = screen.verdict(.wrong(failures: 5, retryAfterSeconds: 60, lockedOut: false), now: 0)
     return screen
   }
 
-  /// The first frame at 80×24: title, prompt, six empty dots, the keypad, the status line.
+  /// The first frame at 80×24: title, prompt, six empty dots, the keypad, the status line with the password key.
   @Test func initialFrame() {
     #expect(
       R.frame(R.unlock()) == """
@@ -47,7 +61,7 @@ extension RendererSnapshotTests {
 
 
 
-                                          09:41  alice@studio
+                                   09:41  alice@studio  Tab: password
             """
     )
   }
@@ -79,7 +93,7 @@ extension RendererSnapshotTests {
 
 
 
-                                          09:41  alice@studio
+                                   09:41  alice@studio  Tab: password
             """
     )
   }
@@ -111,7 +125,7 @@ extension RendererSnapshotTests {
 
 
 
-                                          09:41  alice@studio
+                                   09:41  alice@studio  Tab: password
             """
     )
   }
@@ -143,7 +157,7 @@ extension RendererSnapshotTests {
 
 
 
-                                 09:41  alice@studio  1 failed attempt
+                          09:41  alice@studio  1 failed attempt  Tab: password
             """
     )
   }
@@ -175,7 +189,7 @@ extension RendererSnapshotTests {
 
 
 
-                                 09:41  alice@studio  1 failed attempt
+                          09:41  alice@studio  1 failed attempt  Tab: password
             """
     )
   }
@@ -207,39 +221,71 @@ extension RendererSnapshotTests {
 
 
 
-                       09:41  alice@studio  6 failed attempts  Try again in 4:59
+                09:41  alice@studio  6 failed attempts  Try again in 4:59  Tab: password
             """
     )
   }
 
-  /// After the tenth failure.
+  /// After the tenth failure: only the account password field, no way back to the keypad.
   @Test func accountPasswordRequired() {
     #expect(
-      R.frame(LockScreen(flow: .unlock, length: 6, failedAttempts: 10, lockedOut: true, now: 0)) == """
+      R.frame(Self.lockedOut()) == """
 
 
-                                             Enter Passcode
+
+
+
+
+
+
+                                            Account Password
                           Too many attempts: the account password is required
 
-                                            ○  ○  ○  ○  ○  ○
+                                        ________________________
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
+
+
+
+
+
+
 
 
 
 
                                 09:41  alice@studio  10 failed attempts
+            """
+    )
+  }
+
+  /// The account password field (Tab): PAM's prompt, one mask per character, PAM's message.
+  @Test func accountPasswordField() {
+    #expect(
+      R.frame(Self.typingPassword(), context: .init(clock: "09:41", userAtHost: "alice@studio", pamMessage: "2 failures since last login")) == """
+
+
+
+
+
+
+
+
+                                            Account Password
+                                 Type the password of alice, then Enter
+
+                                   Password: ●●●●●●__________________
+
+                                      2 failures since last login
+
+
+
+
+
+
+
+
+
+                                   09:41  alice@studio  Esc: passcode
             """
     )
   }
@@ -271,7 +317,7 @@ extension RendererSnapshotTests {
                                     Place your finger on the reader
 
 
-                                          09:41  alice@studio
+                                   09:41  alice@studio  Tab: password
             """
     )
   }
@@ -291,7 +337,7 @@ extension RendererSnapshotTests {
                                0     ⌫
 
 
-                      09:41  alice@studio
+               09:41  alice@studio  Tab: password
             """
     )
   }
@@ -305,7 +351,7 @@ extension RendererSnapshotTests {
 
                    ●  ●  ○  ○
 
-              09:41  alice@studio
+              09:41  Tab: password
             """
     )
   }
@@ -337,7 +383,7 @@ extension RendererSnapshotTests {
 
 
 
-                                          09:41  alice@studio
+                                   09:41  alice@studio  Tab: password
             """
     )
   }
@@ -369,7 +415,7 @@ extension RendererSnapshotTests {
 
 
 
-                            09:41  alice@studio  失敗 5 回  1:00 後に再試行
+                    09:41  alice@studio  失敗 5 回  1:00 後に再試行  Tab: パスワード
             """
     )
   }
