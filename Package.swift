@@ -18,6 +18,8 @@ let package = Package(
   products: [
     .executable(name: "passlock", targets: ["passlock"]),
     .executable(name: "passlock-auth", targets: ["passlock-auth"]),
+    // Built as libpam_passlock.so; installed as pam_passlock.so.
+    .library(name: "pam_passlock", type: .dynamic, targets: ["PAMPasslock"]),
   ],
   targets: [
     .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
@@ -30,17 +32,36 @@ let package = Package(
     .target(name: "PasslockPOSIX", dependencies: ["PasslockCore"]),
     // The passcode store: yescrypt hashing and the on-disk records.
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
-    // PAM client transactions (account password).
+    // PAM: client transactions (account password) and the module side's calls.
     .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
+    // Talking to passlock-auth over its pipes.
+    .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
+    // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
+    .target(
+      name: "PAMPasslock",
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockClient"],
+      exclude: ["exports.map"],
+      linkerSettings: [
+        .unsafeFlags([
+          "-static-stdlib",
+          // The Swift runtime inside cannot be unloaded cleanly: its caches would
+          // leak on every dlclose. NODELETE keeps one copy loaded across cycles.
+          "-Xlinker", "-z", "-Xlinker", "nodelete",
+          "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/PAMPasslock/exports.map",
+        ])
+      ]),
 
     .executableTarget(
       name: "passlock",
-      dependencies: ["PasslockCore", "PasslockPOSIX"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM"],
       linkerSettings: staticRuntime),
+
+    // A C PAM host for the module's load/authenticate/unload cycles (tests only).
+    .executableTarget(name: "pam-cycles", linkerSettings: [.linkedLibrary("pam")]),
 
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(

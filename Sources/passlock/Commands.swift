@@ -1,3 +1,4 @@
+import PasslockClient
 import PasslockCore
 import PasslockPOSIX
 

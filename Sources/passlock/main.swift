@@ -1,4 +1,5 @@
 import Glibc
+import PasslockClient
 import PasslockCore
 import PasslockPOSIX
 

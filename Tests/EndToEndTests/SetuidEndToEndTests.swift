@@ -24,6 +24,11 @@ final class SetuidEndToEndTests {
       chmod 755 \(prefix)
       install -o root -g root -m 4755 \(bin)/passlock-auth \(prefix)/bin/passlock-auth
       install -o root -g root -m 755 \(bin)/passlock \(prefix)/bin/passlock
+      install -o root -g root -m 755 \(bin)/pam-cycles \(prefix)/bin/pam-cycles
+      mkdir -p \(prefix)/lib/security \(prefix)/module.d
+      install -o root -g root -m 644 \(bin)/libpam_passlock.so \(prefix)/lib/security/pam_passlock.so
+      printf 'auth required \(prefix)/lib/security/pam_passlock.so helper=\(prefix)/bin/passlock-auth\n' > \(prefix)/module.d/passcode-test
+      printf 'auth required pam_deny.so\n' > \(prefix)/module.d/other
       printf '[Store]\\nSystemDirectory=\(prefix)/var/lib/passlock\\n[Authentication]\\nPAMConfigDirectory=\(prefix)/pam.d\\n' > \(prefix)/etc/passlock/passlock.conf
       printf '\(user):secretpw:passlock\\n' > \(prefix)/passdb
       chmod 600 \(prefix)/passdb
@@ -109,6 +114,17 @@ final class SetuidEndToEndTests {
     #expect(passlock("verify", "--stdin", input: "2580\n").status == 77)
     #expect(passlock("reset", "--stdin", input: "secretpw\n").status == 0)
     #expect(passlock("verify", "--stdin", input: "2580\n").status == 0)
+  }
+
+  @Test func theModuleInAUserProcessAsksTheSetuidGatekeeper() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    let right = asUser(["\(prefix)/bin/pam-cycles", "\(prefix)/module.d", "passcode-test", user, "2580", "3"])
+    #expect(right.stdout == "3 0\n", "\(right.stderr)")
+    let wrong = asUser(["\(prefix)/bin/pam-cycles", "\(prefix)/module.d", "passcode-test", user, "1111", "1"])
+    #expect(wrong.stdout == "0 1\n")
+    #expect(passlock("status", "--json").stdout.contains("\"failed_attempts\":1,"))
+    let peek = asUser(["/bin/cat", storeDirectory + "/passcode"])
+    #expect(peek.status != 0, "the user still cannot read the store")
   }
 
   @Test func aConfigNotOwnedByRootIsRefused() throws {

@@ -3,12 +3,14 @@ import PasslockCore
 import PasslockPOSIX
 
 /// Runs one request against `passlock-auth` over its stdin/stdout pipes.
-struct GatekeeperClient {
-  let path: String
+public struct GatekeeperClient: Sendable {
+  public let path: String
+
+  public init(path: String) { self.path = path }
 
   /// `PASSLOCK_AUTH` (the client is unprivileged, so its environment may
   /// choose), else the `passlock-auth` installed beside this executable.
-  static func locate() -> GatekeeperClient {
+  public static func locate() -> GatekeeperClient {
     if let path = environment("PASSLOCK_AUTH"), !path.isEmpty { return GatekeeperClient(path: path) }
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
@@ -19,7 +21,7 @@ struct GatekeeperClient {
 
   /// Sends the request (`sendSecrets` writes its `secret` frames), answers the
   /// gatekeeper's prompts with `answer`, shows its messages, and returns the result.
-  func run(
+  public func run(
     _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [],
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in },
     answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool
@@ -29,7 +31,7 @@ struct GatekeeperClient {
 
   /// Starts a request without waiting for its answer: the lock screen keeps
   /// drawing while the gatekeeper hashes, and polls `pending.output`.
-  func start(
+  public func start(
     _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [],
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
   ) throws(ClientError) -> PendingRequest {
@@ -53,21 +55,21 @@ struct GatekeeperClient {
 }
 
 /// A request sent to a running `passlock-auth`, its answer still to read.
-struct PendingRequest {
-  let child: ChildProcess
+public struct PendingRequest {
+  public let child: ChildProcess
   var channel: FrameChannel { FrameChannel(input: child.output, output: child.input) }
   /// Readable when the gatekeeper has answered (or prompts).
-  var output: FileDescriptor { child.output }
+  public var output: FileDescriptor { child.output }
 
   /// One frame from the gatekeeper.
-  enum Frame {
+  public enum Frame {
     case prompt(AuthProtocol.PromptStyle, String)
     case message(AuthProtocol.PromptStyle, String)
     case result(AuthResult)
   }
 
   /// Reads the next frame (blocks until one arrives).
-  func nextFrame() throws(ClientError) -> Frame {
+  public func nextFrame() throws(ClientError) -> Frame {
     do throws(ProtocolError) {
       guard let frame = try channel.receiveHeader() else {
         throw .malformed("passlock-auth ended without a result")
@@ -89,12 +91,12 @@ struct PendingRequest {
   }
 
   /// Answers the prompt the gatekeeper is waiting on.
-  func answer(_ secret: borrowing Secret) throws(ClientError) {
+  public func answer(_ secret: borrowing Secret) throws(ClientError) {
     do { try channel.send(.answer, secret: secret) } catch { throw .io(error) }
   }
 
   /// Reads frames until the result: shows messages on stderr, answers prompts.
-  func finish(answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool) throws(ClientError) -> AuthResult {
+  public func finish(answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool) throws(ClientError) -> AuthResult {
     defer { abandon() }
     while true {
       switch try nextFrame() {
@@ -112,25 +114,25 @@ struct PendingRequest {
   }
 
   /// Stops a request still in progress (PAM may be sleeping a failure delay).
-  func cancel() {
+  public func cancel() {
     kill(child.pid, SIGKILL)
     abandon()
   }
 
   /// Closes the pipes and reaps the child.
-  func abandon() {
+  public func abandon() {
     child.input.close()
     child.output.close()
     _ = child.wait()
   }
 }
 
-enum ClientError: Error, CustomStringConvertible {
+public enum ClientError: Error, CustomStringConvertible {
   case missingGatekeeper(String)
   case io(SystemError)
   case protocolFailure(ProtocolError)
 
-  var description: String {
+  public var description: String {
     switch self {
     case .missingGatekeeper(let path):
       return "passlock-auth is missing or not executable at \(path); install it beside passlock or set PASSLOCK_AUTH"

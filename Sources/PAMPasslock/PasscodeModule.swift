@@ -1,0 +1,184 @@
+import Glibc
+import PasslockClient
+import PasslockCore
+import PasslockPAM
+import PasslockPOSIX
+import PasslockStore
+
+// pam_passlock.so: lets any PAM client accept the passcode.
+//
+//   auth sufficient pam_passlock.so [debug] [allow_remote] [try_first_pass|use_first_pass]
+//                                   [store_dir=/var/lib/passlock] [helper=/usr/bin/passlock-auth]
+//
+// PAM_AUTHINFO_UNAVAIL wherever the passcode does not apply (no passcode, a
+// remote login, a token that is not a passcode), so a `sufficient` line falls
+// through to the next module. A running delay or a lockout is PAM_MAXTRIES
+// with the reason as an error message. A root host reads the system store
+// itself; a user process asks passlock-auth, as pam_unix asks unix_chkpwd.
+
+@_cdecl("pam_sm_authenticate")
+public func pam_sm_authenticate(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+  guard let pam = PAMModuleHandle(pamh) else { return PAMCode.serviceError }
+  var arguments: [String] = []
+  for i in 0..<Int(max(argc, 0)) { if let arg = argv?[i] { arguments.append(String(cString: arg)) } }
+  let options: PAMModuleOptions
+  switch PAMModuleOptions.parse(arguments) {
+  case .success(let parsed): options = parsed
+  case .failure(let error):
+    pam.log(LOG_ERR, error.description)
+    return PAMCode.serviceError
+  }
+  return PasscodeModule(pam: pam, options: options).authenticate()
+}
+
+@_cdecl("pam_sm_setcred")
+public func pam_sm_setcred(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 { PAMCode.success }
+
+@_cdecl("pam_sm_acct_mgmt")
+public func pam_sm_acct_mgmt(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 { PAMCode.ignore }
+
+@_cdecl("pam_sm_open_session")
+public func pam_sm_open_session(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 { PAMCode.ignore }
+
+@_cdecl("pam_sm_close_session")
+public func pam_sm_close_session(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 { PAMCode.ignore }
+
+@_cdecl("pam_sm_chauthtok")
+public func pam_sm_chauthtok(
+  _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 { PAMCode.ignore }
+
+/// One authentication: decide whether the passcode applies, ask for it once,
+/// verify it against the store's counter and delays.
+struct PasscodeModule {
+  let pam: PAMModuleHandle
+  let options: PAMModuleOptions
+
+  func debug(_ text: @autoclosure () -> String) {
+    if options.debug { pam.log(LOG_DEBUG, text()) }
+  }
+
+  func authenticate() -> Int32 {
+    guard let user = pam.user() else { return PAMCode.userUnknown }
+    if let host = pam.item(PAMModuleHandle.remoteHostItem), !host.isEmpty, !Self.isLocal(host), !options.allowRemote {
+      debug("remote host \(host): the passcode does not apply")
+      return PAMCode.unavailable
+    }
+    return geteuid() == 0 ? verifyDirectly(user) : verifyThroughHelper(user)
+  }
+
+  static func isLocal(_ host: String) -> Bool {
+    host == "localhost" || host == "127.0.0.1" || host == "::1" || host.hasPrefix(":")  // X display names
+  }
+
+  /// The token, if it can be a passcode at all (a password typed for another
+  /// module under try_first_pass is not counted as a wrong passcode).
+  func passcode(into secret: inout Secret) -> Int32? {
+    let rc = pam.authToken(prompt: "Passcode: ", into: &secret)
+    guard rc == PAMCode.success else { return rc }
+    let valid = secret.withBytes { PasscodePolicy.check($0, allowSimple: true) } == nil
+    return valid ? nil : PAMCode.unavailable
+  }
+
+  // MARK: Root host: the store itself
+
+  func verifyDirectly(_ user: String) -> Int32 {
+    guard !user.contains("/"), user != ".", user != ".." else { return PAMCode.userUnknown }
+    let location = StoreLocation(kind: .system, directory: options.storeDirectory + "/" + user, owner: 0)
+    do {
+      guard let store = try PasscodeStore(location, create: false), try store.passcode() != nil else {
+        debug("no passcode for \(user)")
+        return PAMCode.unavailable
+      }
+      if let refusal = refusalBeforePrompt(try store.status(now: wallClockSeconds(), user: user)) { return refusal }
+      var secret = Secret()
+      if let rc = passcode(into: &secret) { return rc }
+      return code(for: try store.verify(secret, now: wallClockSeconds()))
+    } catch {
+      pam.log(LOG_ERR, "passcode store: \(error)")
+      return PAMCode.unavailable
+    }
+  }
+
+  /// A delay or a lockout answers before any prompt: the user is not asked
+  /// for something that cannot be checked.
+  func refusalBeforePrompt(_ status: StoreStatus) -> Int32? {
+    if status.accountPasswordRequired {
+      pam.tell("Too many failed passcode attempts; the account password is required.")
+      return PAMCode.maxTries
+    }
+    if status.retryAfterSeconds > 0 {
+      pam.tell("Too many failed passcode attempts; try again in \(TimeText.clock(status.retryAfterSeconds)).")
+      return PAMCode.maxTries
+    }
+    return nil
+  }
+
+  func code(for verdict: PasscodeStore.Verdict) -> Int32 {
+    switch verdict {
+    case .match: return PAMCode.success
+    case .noPasscode: return PAMCode.unavailable
+    case .mismatch: return PAMCode.authError
+    case .wait(let seconds):
+      pam.tell("Too many failed passcode attempts; try again in \(TimeText.clock(seconds)).")
+      return PAMCode.maxTries
+    case .accountPasswordRequired:
+      pam.tell("Too many failed passcode attempts; the account password is required.")
+      return PAMCode.maxTries
+    }
+  }
+
+  // MARK: User host: ask passlock-auth
+
+  func verifyThroughHelper(_ user: String) -> Int32 {
+    // passlock-auth acts for the real uid only: another user's passcode cannot apply here.
+    guard let own = Self.userName(uid: getuid()), own == user else { return PAMCode.unavailable }
+    let helper = GatekeeperClient(path: options.helper)
+    let statusResult: AuthResult
+    do { statusResult = try helper.run(.status) { _, _, _ in false } } catch {
+      pam.log(LOG_ERR, "\(error)")
+      return PAMCode.unavailable
+    }
+    guard statusResult.code == .ok, let status = StoreStatus(fields: statusResult.fields), status.passcodeSet else {
+      return PAMCode.unavailable
+    }
+    if let refusal = refusalBeforePrompt(status) { return refusal }
+    var secret = Secret()
+    if let rc = passcode(into: &secret) { return rc }
+    let result: AuthResult
+    do {
+      result = try helper.run(.verify, sendSecrets: { (channel) throws(SystemError) in
+        try channel.send(.secret, secret: secret)
+      }) { _, _, _ in false }
+    } catch {
+      pam.log(LOG_ERR, "\(error)")
+      return PAMCode.unavailable
+    }
+    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
+    switch result.code {
+    case .ok: return PAMCode.success
+    case .mismatch: return PAMCode.authError
+    case .delayed: return code(for: .wait(seconds: retry))
+    case .accountPasswordRequired: return code(for: .accountPasswordRequired(reason: nil))
+    default: return PAMCode.unavailable
+    }
+  }
+
+  static func userName(uid: uid_t) -> String? {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+    return String(cString: entry.pw_name)
+  }
+}
