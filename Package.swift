@@ -20,6 +20,8 @@ let package = Package(
     .executable(name: "passlock-auth", targets: ["passlock-auth"]),
     // Built as libpam_passlock.so; installed as pam_passlock.so.
     .library(name: "pam_passlock", type: .dynamic, targets: ["PAMPasslock"]),
+    // A stand-in for pam_fprintd in tests; never installed.
+    .library(name: "pam_passlock_test_external", type: .dynamic, targets: ["PAMTestExternal"]),
   ],
   targets: [
     .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
@@ -60,6 +62,7 @@ let package = Package(
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM"],
       linkerSettings: staticRuntime),
 
+    .target(name: "PAMTestExternal", linkerSettings: [.linkedLibrary("pam")]),
     // A C PAM host for the module's load/authenticate/unload cycles (tests only).
     .executableTarget(name: "pam-cycles", linkerSettings: [.linkedLibrary("pam")]),
 

@@ -1,17 +1,60 @@
 /// The persisted attempt counter: consecutive failures, the wall-clock time
 /// before which no new try is allowed, and the hash of the last wrong passcode
 /// (so that entering the same wrong passcode twice in a row counts once).
+/// It also carries what the external authenticator's rules need: when (and in
+/// which boot) the passcode last succeeded, and the external failures since.
 public struct AttemptRecord: Equatable, Sendable {
   public var failures: Int
   /// Unix time (seconds) before which the next try is refused; 0 when none.
   public var retryAfter: Int64
   /// crypt(3) output of the last wrong passcode under the stored salt, or empty.
   public var lastWrongHash: String
+  /// Unix time of the last passcode success; 0 when never.
+  public var lastSuccess: Int64
+  /// The kernel's boot id at that success (the external path needs one per boot).
+  public var lastSuccessBoot: String
+  /// Counted external authenticator failures since the last passcode success.
+  public var externalFailures: Int
 
-  public init(failures: Int = 0, retryAfter: Int64 = 0, lastWrongHash: String = "") {
+  public init(
+    failures: Int = 0, retryAfter: Int64 = 0, lastWrongHash: String = "", lastSuccess: Int64 = 0,
+    lastSuccessBoot: String = "", externalFailures: Int = 0
+  ) {
     self.failures = failures
     self.retryAfter = retryAfter
     self.lastWrongHash = lastWrongHash
+    self.lastSuccess = lastSuccess
+    self.lastSuccessBoot = lastSuccessBoot
+    self.externalFailures = externalFailures
+  }
+
+  /// After a passcode success: no failures, and the external path re-armed.
+  public static func succeeded(now: Int64, boot: String) -> AttemptRecord {
+    AttemptRecord(lastSuccess: now, lastSuccessBoot: boot)
+  }
+
+  /// After the account password: the counter starts again; the external
+  /// path's state is the passcode's business and stays.
+  public func clearingFailures() -> AttemptRecord {
+    var record = self
+    record.failures = 0
+    record.retryAfter = 0
+    record.lastWrongHash = ""
+    return record
+  }
+
+  // MARK: The external authenticator's rules (as iOS applies them to Face ID)
+
+  public static let externalFailureLimit = 5
+  public static let externalWindowSeconds: Int64 = 48 * 3600
+
+  /// Why the external authenticator is not offered, or nil when it is.
+  public func externalRefusal(now: Int64, boot: String) -> String? {
+    if lastSuccess == 0 || lastSuccessBoot != boot { return "the passcode is needed once after boot" }
+    if now - lastSuccess > Self.externalWindowSeconds { return "the passcode is needed every 48 hours" }
+    if externalFailures >= Self.externalFailureLimit { return "too many failures; enter the passcode" }
+    if failures >= AttemptPolicy.lockoutFailures { return "the account password is required" }
+    return nil
   }
 
   public static let cleared = AttemptRecord()
@@ -45,15 +88,28 @@ public struct AttemptRecord: Equatable, Sendable {
 
   // MARK: File format
 
-  static let header = "passlock-attempts 1"
+  static let header = "passlock-attempts 2"
+  static let keys = ["failures", "retry_after", "last_wrong", "last_success", "last_success_boot", "external_failures"]
 
   public func serialized() -> String {
     "\(Self.header)\nfailures=\(failures)\nretry_after=\(retryAfter)\nlast_wrong=\(lastWrongHash)\n"
+      + "last_success=\(lastSuccess)\nlast_success_boot=\(lastSuccessBoot)\nexternal_failures=\(externalFailures)\n"
   }
 
   /// Parses the file; any deviation is an error (the caller treats it as a lockout).
+  /// Version 1 files (before the external authenticator) have the first three keys.
+  static let version1Header = "passlock-attempts 1"
+
   public static func parse(_ text: String) throws(RecordFormatError) -> AttemptRecord {
-    let fields = try RecordFormat.fields(text, header: header, keys: ["failures", "retry_after", "last_wrong"])
+    var fields: [String: String]
+    if text.hasPrefix(version1Header + "\n") {
+      fields = try RecordFormat.fields(text, header: version1Header, keys: Array(keys.prefix(3)))
+      fields["last_success"] = "0"
+      fields["last_success_boot"] = ""
+      fields["external_failures"] = "0"
+    } else {
+      fields = try RecordFormat.fields(text, header: header, keys: keys)
+    }
     guard let failures = Int(fields["failures"]!), failures >= 0 else {
       throw RecordFormatError(reason: "failures is not a count")
     }
@@ -64,6 +120,16 @@ public struct AttemptRecord: Equatable, Sendable {
     guard lastWrong.isEmpty || lastWrong.hasPrefix("$") else {
       throw RecordFormatError(reason: "last_wrong is not a hash")
     }
-    return AttemptRecord(failures: failures, retryAfter: retryAfter, lastWrongHash: lastWrong)
+    guard let lastSuccess = Int64(fields["last_success"]!), lastSuccess >= 0 else {
+      throw RecordFormatError(reason: "last_success is not a time")
+    }
+    let boot = fields["last_success_boot"]!
+    guard boot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw RecordFormatError(reason: "last_success_boot is not a boot id") }
+    guard let external = Int(fields["external_failures"]!), external >= 0 else {
+      throw RecordFormatError(reason: "external_failures is not a count")
+    }
+    return AttemptRecord(
+      failures: failures, retryAfter: retryAfter, lastWrongHash: lastWrong, lastSuccess: lastSuccess,
+      lastSuccessBoot: boot, externalFailures: external)
   }
 }

@@ -34,11 +34,14 @@ public enum AuthProtocol {
     /// Run the account password (PAM service `passlock`) and, on success, clear
     /// the attempt counter. The gatekeeper runs PAM itself; nobody can claim it.
     case accountPassword = 6
+    /// Run the external authenticator (PAM service `passlock-external`): its
+    /// messages are relayed, its secret prompts refused, its failures counted.
+    case external = 7
 
     /// How many `secret` frames the request carries.
     public var secretCount: ClosedRange<Int> {
       switch self {
-      case .status, .accountPassword: return 0...0
+      case .status, .accountPassword, .external: return 0...0
       case .verify, .set: return 1...1
       // After a lockout, change and remove carry no current passcode and go
       // through the account password instead.
@@ -72,6 +75,12 @@ public enum AuthProtocol {
     case accountPasswordFailed = 5
     case storeError = 6
     case protocolError = 7
+    /// The external stack says it cannot work here (no reader, unknown user).
+    case externalUnavailable = 8
+    /// The external stack did not recognise the user (counted).
+    case externalFailed = 9
+    /// The external path is off until the next passcode success (or never offered now).
+    case externalDisabled = 10
     case delayed = 75
     case accountPasswordRequired = 77
   }

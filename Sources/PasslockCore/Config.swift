@@ -60,6 +60,18 @@ public struct Config: Equatable, Sendable {
     Key(section: "Appearance", key: "ErrorColor", defaultValue: "red", kind: .choice(Config.colors), help: "Colour of wrong-passcode messages."),
     Key(section: "Appearance", key: "KeyColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the keypad."),
     Key(section: "Appearance", key: "StatusColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the status line."),
+    Key(
+      section: "External", key: "Enabled", defaultValue: "no", kind: .boolean,
+      help: "Offer the external authenticator (PAM service passlock-external) beside the passcode."),
+    Key(
+      section: "External", key: "Kind", defaultValue: "fingerprint", kind: .choice(["fingerprint", "face", "security-key", "other"]),
+      help: "What it is, for the key's label and messages."),
+    Key(
+      section: "External", key: "AutoStart", defaultValue: "yes", kind: .boolean,
+      help: "Start it by itself once the lock screen is up; otherwise on its key (click, or Space)."),
+    Key(
+      section: "External", key: "ArmDelaySec", defaultValue: "2", kind: .integer(0...60),
+      help: "Seconds to wait before starting it by itself: the owner is still in front of the screen as it locks."),
   ]
 
   /// Colour names: the eight ANSI colours, their bright forms, and default.

@@ -16,10 +16,12 @@ public struct StoreStatus: Equatable, Sendable {
   public var directory: String
   /// The account the gatekeeper acts for (its real uid's name).
   public var user: String
+  /// Why the external authenticator may not run now; empty when it may.
+  public var externalRefusal: String
 
   public init(
     passcodeSet: Bool, length: Int, failedAttempts: Int, retryAfterSeconds: Int64,
-    accountPasswordRequired: Bool, store: Kind, directory: String, user: String
+    accountPasswordRequired: Bool, store: Kind, directory: String, user: String, externalRefusal: String = ""
   ) {
     self.passcodeSet = passcodeSet
     self.length = length
@@ -29,6 +31,7 @@ public struct StoreStatus: Equatable, Sendable {
     self.store = store
     self.directory = directory
     self.user = user
+    self.externalRefusal = externalRefusal
   }
 
   // MARK: Transport in a result frame
@@ -38,7 +41,7 @@ public struct StoreStatus: Equatable, Sendable {
       "passcode_set": passcodeSet ? "1" : "0", "length": String(length),
       "failed_attempts": String(failedAttempts), "retry_after_seconds": String(retryAfterSeconds),
       "account_password_required": accountPasswordRequired ? "1" : "0",
-      "store": store.rawValue, "directory": directory, "user": user,
+      "store": store.rawValue, "directory": directory, "user": user, "external_refusal": externalRefusal,
     ]
   }
 
@@ -50,9 +53,11 @@ public struct StoreStatus: Equatable, Sendable {
       let store = fields["store"].flatMap(Kind.init(rawValue:)), let directory = fields["directory"],
       let user = fields["user"]
     else { return nil }
+    let externalRefusal = fields["external_refusal"] ?? ""
     self.init(
       passcodeSet: set == "1", length: length, failedAttempts: failed, retryAfterSeconds: retry,
-      accountPasswordRequired: required == "1", store: store, directory: directory, user: user)
+      accountPasswordRequired: required == "1", store: store, directory: directory, user: user,
+      externalRefusal: externalRefusal)
   }
 
   // MARK: Rendering

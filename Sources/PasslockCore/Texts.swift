@@ -48,6 +48,8 @@ public struct Texts: Sendable, Equatable {
     }
   }
 
+  public var externalNotRecognized: String { ja ? "認識できませんでした。もう一度どうぞ" : "Not recognized. Try again." }
+
   public var accountPasswordTitle: String { ja ? "アカウントのパスワード" : "Account Password" }
 
   public func passwordPrompt(user: String) -> String {

@@ -38,9 +38,11 @@ public final class PAMTransaction {
     context.release()
   }
 
-  public func setItem(_ item: Int32, _ value: String) {
-    _ = pam_set_item(handle, item, value)
-  }
+  /// PAM_RUSER: who asks (the user themself).
+  public func setRequestingUser(_ name: String) { _ = pam_set_item(handle, PAM_RUSER, name) }
+
+  /// PAM_TTY: the terminal the request came from, as pam_access and pam_securetty see it.
+  public func setTerminal(_ name: String) { _ = pam_set_item(handle, PAM_TTY, name) }
 
   /// pam_authenticate then pam_acct_mgmt (which is what resets pam_faillock).
   /// An expired password still counts as verified: the user proved who they
@@ -67,8 +69,21 @@ public struct PAMError: Error, CustomStringConvertible {
   public var code: Int32
   public var text: String
   public var description: String { text }
-  public var isAuthenticationFailure: Bool {
-    code == PAM_AUTH_ERR || code == PAM_MAXTRIES || code == PAM_PERM_DENIED || code == PAM_CRED_INSUFFICIENT
+  /// How a failure counts: a wrong answer, a refusal to go on, or "not here".
+  public enum Kind: Sendable {
+    case wrong
+    case maxTries
+    case unavailable
+    case other
+  }
+
+  public var kind: Kind {
+    switch code {
+    case PAM_AUTH_ERR, PAM_PERM_DENIED, PAM_CRED_INSUFFICIENT: return .wrong
+    case PAM_MAXTRIES: return .maxTries
+    case PAM_AUTHINFO_UNAVAIL, PAM_USER_UNKNOWN: return .unavailable
+    default: return .other
+    }
   }
 }
 

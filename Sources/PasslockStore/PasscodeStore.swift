@@ -82,7 +82,8 @@ public struct PasscodeStore: ~Copyable {
     return StoreStatus(
       passcodeSet: record != nil, length: record?.length ?? 0, failedAttempts: failures,
       retryAfterSeconds: wait, accountPasswordRequired: lockedOut && record != nil,
-      store: location.kind, directory: location.directory, user: user)
+      store: location.kind, directory: location.directory, user: user,
+      externalRefusal: record == nil ? "no passcode is set" : externalRefusal(now: now) ?? "")
   }
 
   // MARK: Verifying
@@ -98,7 +99,7 @@ public struct PasscodeStore: ~Copyable {
 
   /// Checks `candidate`, counting the try on disk (fsynced) *before* the hash
   /// is computed, so killing the process mid-check cannot save an attempt.
-  public func verify(_ candidate: borrowing Secret, now: Int64) throws(StoreError) -> Verdict {
+  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String = BootID.current()) throws(StoreError) -> Verdict {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
     let previous: AttemptRecord
     switch attempts() {
@@ -117,7 +118,7 @@ public struct PasscodeStore: ~Copyable {
     do { computed = try PasscodeHasher.crypt(candidate, setting: record.hash) } catch { throw .hash(error) }
 
     if ConstantTime.equals(computed, record.hash) {
-      try write(.cleared)
+      try write(.succeeded(now: now, boot: boot))
       return .match
     }
     if !previous.lastWrongHash.isEmpty && ConstantTime.equals(computed, previous.lastWrongHash) {
@@ -144,7 +145,7 @@ public struct PasscodeStore: ~Copyable {
     } catch { throw .hash(error) }
     let record = PasscodeRecord(length: passcode.count, hash: hash)
     try wrap { () throws(StoreFileError) in try directory.replace(Self.passcodeFile, with: record.serialized()) }
-    try write(.cleared)
+    try write(.succeeded(now: wallClockSeconds(), boot: BootID.current()))
   }
 
   public func removePasscode() throws(StoreError) {
@@ -155,7 +156,32 @@ public struct PasscodeStore: ~Copyable {
   }
 
   /// After the account password: the counter starts again from zero.
-  public func clearAttempts() throws(StoreError) { try write(.cleared) }
+  public func clearAttempts() throws(StoreError) {
+    guard case .record(let record) = attempts() else { return try write(.cleared) }
+    try write(record.clearingFailures())
+  }
+
+  /// The external authenticator's verdict on this store: nil when it may run.
+  public func externalRefusal(now: Int64, boot: String = BootID.current()) -> String? {
+    switch attempts() {
+    case .unusable(let reason): return reason
+    case .record(let record): return record.externalRefusal(now: now, boot: boot)
+    }
+  }
+
+  /// Counts one failure of the external authenticator (PAM_AUTH_ERR).
+  public func countExternalFailure() throws(StoreError) {
+    guard case .record(var record) = attempts() else { return }
+    record.externalFailures += 1
+    try write(record)
+  }
+
+  /// PAM_MAXTRIES from the external stack: disabled until the next passcode success.
+  public func disableExternal() throws(StoreError) {
+    guard case .record(var record) = attempts() else { return }
+    record.externalFailures = max(record.externalFailures, AttemptRecord.externalFailureLimit)
+    try write(record)
+  }
 
   func write(_ record: AttemptRecord) throws(StoreError) {
     try wrap { () throws(StoreFileError) in try directory.replace(Self.attemptsFile, with: record.serialized()) }
@@ -174,5 +200,15 @@ public enum StoreError: Error, CustomStringConvertible {
     case .file(let e): return e.description
     case .hash(let e): return e.description
     }
+  }
+}
+
+/// The kernel's id of this boot (/proc/sys/kernel/random/boot_id).
+public enum BootID {
+  public static func current() -> String {
+    guard let fd = try? FileDescriptor.open("/proc/sys/kernel/random/boot_id", O_RDONLY) else { return "" }
+    defer { fd.close() }
+    let bytes = (try? fd.readAll(limit: 64)) ?? []
+    return String(decoding: bytes, as: UTF8.self).filter { $0.isHexDigit || $0 == "-" }
   }
 }

@@ -1,5 +1,4 @@
 import Glibc
-import CPAM
 import PasslockCore
 import PasslockPAM
 import PasslockPOSIX
@@ -17,9 +16,9 @@ enum AccountPassword {
     do throws(PAMError) {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
-      pam.setItem(PAM_RUSER, mode.user.name)
+      pam.setRequestingUser(mode.user.name)
       // The terminal the request came from, as modules such as pam_access see it.
-      if isatty(2) == 1, let name = ttyname(2) { pam.setItem(PAM_TTY, String(cString: name)) }
+      if isatty(2) == 1, let name = ttyname(2) { pam.setTerminal(String(cString: name)) }
       let expired = try pam.authenticateAndCheckAccount()
       if expired {
         tell(channel, "Your account password has expired; change it with 'passwd'.")
@@ -49,7 +48,7 @@ enum AccountPassword {
     }
   }
 
-  static func tell(_ channel: FrameChannel, _ text: String) {
-    try? channel.send(.message, [AuthProtocol.PromptStyle.info.rawValue] + Array(text.utf8.prefix(1024)))
+  static func tell(_ channel: FrameChannel, _ text: String, style: AuthProtocol.PromptStyle = .info) {
+    try? channel.send(.message, [style.rawValue] + Array(text.utf8.prefix(1024)))
   }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import PasslockCore
 import PasslockPOSIX
 import PasslockStore
@@ -12,7 +13,11 @@ struct Gatekeeper {
       switch request.operation {
       case .status:
         guard let store = try open(create: false) else { return AuthResult(.ok, try emptyStatus().fields) }
-        return AuthResult(.ok, try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds(), user: mode.user.name) }.fields)
+        var status = try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds(), user: mode.user.name) }
+        if status.externalRefusal.isEmpty && !externalServiceExists() {
+          status.externalRefusal = "no \(ExternalAuthenticator.service) PAM service"
+        }
+        return AuthResult(.ok, status.fields)
       case .verify:
         guard let store = try open(create: false) else { return AuthResult(.noPasscode) }
         return result(of: try store.verify(request.first, now: wallClockSeconds()))
@@ -20,6 +25,9 @@ struct Gatekeeper {
         return try set(request)
       case .change, .remove:
         return try changeOrRemove(request)
+      case .external:
+        guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
+        return try ExternalAuthenticator.run(mode: mode, channel: channel, store: store)
       case .accountPassword:
         guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
         if let failure = accountPassword() { return failure }
@@ -62,6 +70,12 @@ struct Gatekeeper {
       try store.removePasscode()
     }
     return AuthResult(.ok)
+  }
+
+  /// The external authenticator is offered only where its PAM service exists.
+  private func externalServiceExists() -> Bool {
+    let directories = mode.pamConfigDirectory.map { [$0] } ?? ["/etc/pam.d", "/usr/lib/pam.d"]
+    return directories.contains { access($0 + "/" + ExternalAuthenticator.service, F_OK) == 0 }
   }
 
   private func policyRefusal(_ passcode: borrowing Secret, _ flags: AuthProtocol.Flags) -> AuthResult? {

@@ -180,6 +180,8 @@ struct Commands {
     case .accountPasswordFailed:
       throw .failed("The account password was not accepted (\(result.message ?? "PAM refused")).")
     case .storeError, .protocolError: throw .failed(result.message ?? "passlock-auth failed")
+    case .externalUnavailable, .externalFailed, .externalDisabled:
+      throw .failed(result.message ?? "the external authenticator failed")
     }
   }
 }

@@ -22,6 +22,8 @@ extension Commands {
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
     let overlay = prepared.overlay(screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
+    // Offered only when configured, its PAM service exists and the store allows it now.
+    if status.externalRefusal.isEmpty { overlay.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .failed(error.description) }
     return outcome == .finished ? 0 : 129
@@ -61,7 +63,12 @@ extension Commands {
     let noColor = environment("NO_COLOR").map { !$0.isEmpty } ?? false
     let renderer = LockRenderer(
       theme: theme, texts: texts, capabilities: .init(linuxConsole: terminal.isLinuxConsole, color: !noColor))
-    return PreparedOverlay(terminal: terminal, renderer: renderer)
+    let external = config.bool("External.Enabled")
+      ? ExternalSettings(
+        label: ExternalSettings.label(config["External.Kind"]), autoStart: config.bool("External.AutoStart"),
+        armDelayMilliseconds: Int64(config.int("External.ArmDelaySec")) * 1000)
+      : nil
+    return PreparedOverlay(terminal: terminal, renderer: renderer, external: external)
   }
 
   static func userAtHost(_ user: String) -> String {
@@ -107,10 +114,28 @@ extension Commands {
   }
 }
 
+/// The `[External]` settings the lock screen acts on.
+struct ExternalSettings {
+  var label: String
+  var autoStart: Bool
+  var armDelayMilliseconds: Int64
+
+  /// The keypad key's label (five columns at most).
+  static func label(_ kind: String) -> String {
+    switch kind {
+    case "fingerprint": return "Touch"
+    case "face": return "Face"
+    case "security-key": return "Key"
+    default: return "Other"
+    }
+  }
+}
+
 /// A terminal and renderer ready to show the passcode screen.
 struct PreparedOverlay {
   let terminal: LockTerminal
   let renderer: LockRenderer
+  let external: ExternalSettings?
 
   func overlay(
     screen: inout LockScreen, user: String, gatekeeper: GatekeeperClient, allowSimple: Bool = false,
@@ -120,7 +145,7 @@ struct PreparedOverlay {
     let context = LockRenderer.Context(clock: Clock.text(), userAtHost: Commands.userAtHost(user))
     return PasscodeOverlay(
       terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
-      allowSimple: allowSimple, readyFD: readyFD)
+      allowSimple: allowSimple, readyFD: readyFD, external: external)
   }
 }
 

@@ -36,10 +36,19 @@ final class PasscodeOverlay {
   private var promptWaiting = false
   private var lastInputAt: Int64 = 0
 
+  /// The external authenticator's settings, when configured.
+  let external: ExternalSettings?
+  /// Its PAM transaction in the gatekeeper, running beside passcode entry.
+  private var externalRequest: PendingRequest?
+  /// When it starts by itself (monotonic ms), once offered with AutoStart.
+  private var externalStartAt: Int64?
+
   init(
     terminal: LockTerminal, renderer: LockRenderer, gatekeeper: GatekeeperClient, screen: LockScreen,
-    context: LockRenderer.Context, allowSimple: Bool = false, readyFD: FileDescriptor? = nil
+    context: LockRenderer.Context, allowSimple: Bool = false, readyFD: FileDescriptor? = nil,
+    external: ExternalSettings? = nil
   ) {
+    self.external = external
     self.terminal = terminal
     self.renderer = renderer
     self.gatekeeper = gatekeeper
@@ -55,6 +64,10 @@ final class PasscodeOverlay {
     try terminal.begin()
     defer {
       passwordRequest?.cancel()
+      // The loser of a race is stopped before it can count anything.
+      externalRequest?.cancel()
+      // A passcode check already counted its attempt: let it finish and be reaped.
+      pending?.abandon()
       terminal.restore()
     }
     apply(screen.start())
@@ -75,6 +88,8 @@ final class PasscodeOverlay {
       if let pending { fds.append(pollfd(fd: pending.output.rawValue, events: Int16(POLLIN), revents: 0)) }
       let passwordIndex = fds.count
       if let passwordRequest { fds.append(pollfd(fd: passwordRequest.output.rawValue, events: Int16(POLLIN), revents: 0)) }
+      let externalIndex = fds.count
+      if let externalRequest { fds.append(pollfd(fd: externalRequest.output.rawValue, events: Int16(POLLIN), revents: 0)) }
       let ready = poll(&fds, nfds_t(fds.count), timeout())
       if ready < 0 && errno != EINTR { return .hangup }
       let now = Self.now()
@@ -100,6 +115,11 @@ final class PasscodeOverlay {
         apply(screen.verdict(verdict(request), now: Self.now()))
       }
       if passwordIndex < fds.count, fds[passwordIndex].revents != 0 { passwordFrameArrived() }
+      if externalIndex < fds.count, fds[externalIndex].revents != 0 { externalFrameArrived() }
+      if let at = externalStartAt, now >= at {
+        externalStartAt = nil
+        startExternal()
+      }
       // A lone Esc: after a quiet moment it was just the Esc key.
       if parser.isPending && now - lastInputAt >= 50, let key = parser.timeOut() { handle(key, now: now) }
       draw()
@@ -115,6 +135,7 @@ final class PasscodeOverlay {
     if screen.isShaking(now: now) { wait = min(wait, 50) }
     if screen.secondsUntilRetry(now: now) > 0 { wait = min(wait, 1000 - (screen.retryAt.map { $0 - now } ?? 0) % 1000) }
     if parser.isPending { wait = min(wait, 50) }
+    if let at = externalStartAt { wait = min(wait, at - now) }
     return Int32(max(1, min(wait, 60_000)))
   }
 
@@ -124,8 +145,16 @@ final class PasscodeOverlay {
       switch layout.key(atColumn: column, row: row) {
       case .some(.digit(let d)): key = .digit(d)
       case .some(.delete): key = .delete
-      case .some(.external), .none: return
+      case .some(.external):
+        startExternal()
+        return
+      case .none: return
       }
+    }
+    // Space starts the external authenticator too, outside the password field.
+    if key == .text(0x20) && !screen.passwordMode && context.externalKey != nil {
+      startExternal()
+      return
     }
     apply(screen.key(key, now: now))
   }
@@ -148,6 +177,52 @@ final class PasscodeOverlay {
       case .submitAccountPassword:
         if promptWaiting { answerPrompt() }  // otherwise answered when the prompt arrives
       }
+    }
+  }
+
+  // MARK: External authenticator
+
+  /// Shows its key and, with AutoStart, arms it after the delay (the owner is
+  /// still in front of the screen as it locks).
+  func offerExternal() {
+    guard let external, screen.flow == .unlock, !screen.lockedOut else { return }
+    context.externalKey = external.label
+    if external.autoStart { externalStartAt = Self.now() + external.armDelayMilliseconds }
+  }
+
+  private func startExternal() {
+    guard externalRequest == nil, context.externalKey != nil, !screen.finished else { return }
+    externalStartAt = nil
+    do { externalRequest = try gatekeeper.start(.external) } catch { context.pamMessage = error.description }
+  }
+
+  private func externalFrameArrived() {
+    guard let request = externalRequest else { return }
+    do {
+      switch try request.nextFrame() {
+      case .message(_, let text), .prompt(_, let text):
+        context.pamMessage = text  // "Place your finger on the reader"
+      case .result(let result):
+        externalRequest = nil
+        request.abandon()
+        switch result.code {
+        case .ok:
+          // The first success wins; a passcode check in flight finishes on exit.
+          context.pamMessage = nil
+          apply(screen.verdict(.accepted(next: nil, length: nil), now: Self.now()))
+        case .externalFailed:
+          context.pamMessage = renderer.texts.externalNotRecognized
+        case .externalUnavailable, .externalDisabled, .noPasscode:
+          context.externalKey = nil  // not available here: the key goes
+          context.pamMessage = result.message
+        default:
+          context.pamMessage = result.message
+        }
+      }
+    } catch {
+      externalRequest = nil
+      request.cancel()
+      context.externalKey = nil
     }
   }
 

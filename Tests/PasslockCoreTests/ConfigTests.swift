@@ -29,11 +29,17 @@ import Testing
       KeyColor=default
       StatusColor=default
 
+      [External]
+      Enabled=no
+      Kind=fingerprint
+      AutoStart=yes
+      ArmDelaySec=2
+
       """)
   }
 
   static let errors: [(String, String)] = [
-    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance"),
+    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance, External"),
     ("\n[Store]\nDirectory=/x\n", "f.conf:3: unknown key 'Directory' in [Store]; known: SystemDirectory"),
     ("SystemDirectory=/x\n", "f.conf:1: 'SystemDirectory=/x' comes before any [Section]"),
     ("[Store]\nSystemDirectory\n", "f.conf:2: expected Key=value, found 'SystemDirectory'"),

@@ -1,0 +1,1 @@
+/* The test external authenticator exports only PAM entry points. */

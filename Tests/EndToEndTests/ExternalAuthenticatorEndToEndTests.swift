@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// The external authenticator beside the passcode, with a test PAM module
+/// standing in for pam_fprintd: it says "Place your finger on the reader",
+/// writes its pid, and returns what the test writes to its control file.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+final class ExternalAuthenticatorEndToEndTests {
+  let h = Harness()
+  var control: String { h.root + "/control" }
+
+  init() throws {
+    for directory in ["/pam.d", "/control", "/config/passlock"] {
+      try FileManager.default.createDirectory(atPath: h.root + directory, withIntermediateDirectories: true)
+    }
+    let module = Harness.binDirectory + "/libpam_passlock_test_external.so"
+    try "auth required \(module) control=\(control)\naccount required pam_permit.so\n"
+      .write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_PAM_CONFIG_DIR"] = h.root + "/pam.d"
+    h.environment["XDG_CONFIG_HOME"] = h.root + "/config"
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+  }
+
+  func configure(autoStart: Bool) throws {
+    try "[External]\nEnabled=yes\nAutoStart=\(autoStart ? "yes" : "no")\nArmDelaySec=0\n"
+      .write(toFile: h.root + "/config/passlock/passlock.conf", atomically: true, encoding: .utf8)
+  }
+
+  func answer(_ word: String) throws {
+    try word.write(toFile: control + "/result", atomically: true, encoding: .utf8)
+  }
+
+  func waitForStart(_ seconds: Double = 5) -> pid_t? {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if let text = try? String(contentsOfFile: control + "/started", encoding: .utf8),
+        let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+      {
+        try? FileManager.default.removeItem(atPath: control + "/started")
+        return pid
+      }
+      usleep(10_000)
+    }
+    return nil
+  }
+
+  @Test func aSuccessWhileDigitsAreHalfTypedUnlocks() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Place your finger on the reader"), "the module's message is on the lock screen")
+    #expect(t.screen.contains("│Touch│"))
+    t.type("25")
+    #expect(t.waitFor("●  ●  ○  ○") || t.screen.contains("●  5  ○  ○"))
+    try answer("success")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func theRightPasscodeWinsAndTheHangingStackIsReaped() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    let pid = try #require(waitForStart(), "the external stack started")
+    try answer("hang")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+    usleep(100_000)
+    #expect(!FileManager.default.fileExists(atPath: "/proc/\(pid)"), "the loser was killed and reaped")
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"))
+  }
+
+  @Test func fiveFailuresDisableItUntilThePasscodeSucceeds() throws {
+    try configure(autoStart: false)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("│Touch│"))
+    for attempt in 1...5 {
+      t.type(" ")  // Space starts it
+      #expect(waitForStart() != nil, "attempt \(attempt) started")
+      try answer("auth_err")
+      #expect(t.waitFor("Not recognized. Try again."))
+      t.tmux("send-keys C-u")  // a key press: nothing to clear, keeps the loop honest
+    }
+    t.type(" ")
+    #expect(t.waitFor(5) { !$0.contains("Touch") }.contains("Touch") == false, "the sixth try is refused and the key goes")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"), "the passcode still works")
+    // One passcode success re-enables it.
+    t.type("clear; passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("│Touch│"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func unavailableHidesTheKey() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(waitForStart() != nil)
+    try answer("unavail")
+    #expect(t.waitFor(5) { !$0.contains("Touch") && $0.contains("Enter Passcode") }.contains("Touch") == false)
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func notOfferedWithoutItsPAMService() throws {
+    try configure(autoStart: true)
+    try FileManager.default.removeItem(atPath: h.root + "/pam.d/passlock-external")
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    usleep(200_000)
+    #expect(!t.screen.contains("Touch"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+}
