@@ -7,8 +7,8 @@ public enum CLI {
     case help(topic: Subcommand?)
     case version
     case set(allowSimple: Bool, stdin: Bool)
-    case change(allowSimple: Bool, stdin: Bool)
-    case remove(stdin: Bool)
+    case change(allowSimple: Bool, stdin: Bool, forgot: Bool)
+    case remove(stdin: Bool, forgot: Bool)
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
@@ -36,11 +36,16 @@ public enum CLI {
     var options: [(flag: String, value: String?, help: String)] {
       let stdin = ("--stdin", nil as String?, "Read passcodes from standard input, one per line.")
       let simple = ("--allow-simple", nil as String?, "Accept an easy passcode (1111, 1234, 9876…).")
+      let forgot = ("--forgot", nil as String?, "Use the account password instead of the current passcode.")
       switch self {
       case .set:
         return [simple, ("--stdin", nil, "Read the new passcode and its confirmation from standard input.")]
-      case .change: return [simple, ("--stdin", nil, "Read the current, new and confirmation passcodes from standard input.")]
-      case .remove, .verify: return [stdin]
+      case .change:
+        return [
+          simple, forgot, ("--stdin", nil, "Read the current, new and confirmation passcodes from standard input."),
+        ]
+      case .remove: return [forgot, stdin]
+      case .verify: return [stdin]
       case .status: return [("--json", nil, "Print the status as one JSON object.")]
       case .reset: return [("--stdin", nil, "Read the account password from standard input.")]
       case .lock:
@@ -101,8 +106,8 @@ public enum CLI {
     let allowSimple = flags.contains("--allow-simple")
     switch subcommand {
     case .set: return .set(allowSimple: allowSimple, stdin: stdin)
-    case .change: return .change(allowSimple: allowSimple, stdin: stdin)
-    case .remove: return .remove(stdin: stdin)
+    case .change: return .change(allowSimple: allowSimple, stdin: stdin, forgot: flags.contains("--forgot"))
+    case .remove: return .remove(stdin: stdin, forgot: flags.contains("--forgot"))
     case .verify: return .verify(stdin: stdin)
     case .status: return .status(json: flags.contains("--json"))
     case .reset: return .reset(stdin: stdin)

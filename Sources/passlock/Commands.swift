@@ -34,15 +34,17 @@ struct Commands {
     return try outcome(result, success: "Passcode set (\(new.count) digits).")
   }
 
-  func change(allowSimple: Bool) throws(CommandFailure) -> Int32 {
+  /// Without the current passcode (`--forgot`, or after a lockout) the
+  /// gatekeeper asks for the account password instead.
+  func change(allowSimple: Bool, forgot: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
     guard status.passcodeSet else { throw .failed(Self.noPasscode) }
-    let useCurrent = !status.accountPasswordRequired
+    let useCurrent = !status.accountPasswordRequired && !forgot
     if usesKeypad && useCurrent { return try changeWithKeypad(status, allowSimple: allowSimple) }
     var current = Secret(), new = Secret()
     if useCurrent {
       try readOrFail("Current passcode: ", &current)
-    } else {
+    } else if !forgot {
       input.say("Too many failed attempts: the account password replaces the current passcode.\n")
     }
     try chooseNew(&new, allowSimple: allowSimple)
@@ -51,12 +53,12 @@ struct Commands {
     return try outcome(result, success: "Passcode changed (\(new.count) digits).")
   }
 
-  func remove() throws(CommandFailure) -> Int32 {
+  func remove(forgot: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
     guard status.passcodeSet else { throw .failed(Self.noPasscode) }
     var current = Secret()
-    if status.accountPasswordRequired {
-      input.say("Too many failed attempts: the account password replaces the current passcode.\n")
+    if status.accountPasswordRequired || forgot {
+      if !forgot { input.say("Too many failed attempts: the account password replaces the current passcode.\n") }
       return try outcome(try run(.remove), success: "Passcode removed.")
     }
     if usesKeypad { return try removeWithKeypad(status) }

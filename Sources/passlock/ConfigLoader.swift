@@ -5,14 +5,19 @@ import PasslockPOSIX
 /// Reads the configuration files in their load order: the system file, its
 /// drop-ins, then the user's file and drop-ins. Later files win key by key.
 enum ConfigLoader {
-  static func files() -> [String] {
-    let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
-    // No getpwuid here: passlock is a static executable without NSS. Without
-    // HOME or XDG_CONFIG_HOME there is no user configuration to read.
+  /// `$XDG_CONFIG_HOME/passlock` (default `~/.config/passlock`). No getpwuid
+  /// here: passlock is a static executable without NSS, so without HOME or
+  /// XDG_CONFIG_HOME there is no user configuration.
+  static func userDirectory() -> String? {
     let home = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 + "/.config" : nil }
     let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
+    return configHome.map { $0 + "/passlock" }
+  }
+
+  static func files() -> [String] {
+    let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
     var files: [String] = []
-    for directory in [system] + (configHome.map { [$0 + "/passlock"] } ?? []) {
+    for directory in [system] + (userDirectory().map { [$0] } ?? []) {
       files.append(directory + "/passlock.conf")
       files += dropIns(directory + "/passlock.conf.d")
     }
@@ -29,6 +34,21 @@ enum ConfigLoader {
       if name.hasSuffix(".conf") && !name.hasPrefix(".") { names.append(name) }
     }
     return names.sorted().map { directory + "/" + $0 }
+  }
+
+  /// Writes a user configuration file atomically (temp file, rename), making its directories.
+  static func write(_ text: String, to path: String) throws(SystemError) {
+    var prefix = ""
+    for component in path.split(separator: "/").dropLast() {
+      prefix += "/" + component
+      if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir", path: prefix) }
+    }
+    let temporary = path + ".tmp"
+    let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    defer { fd.close() }
+    try fd.writeAll(text)
+    try fd.sync(path: temporary)
+    guard rename(temporary, path) == 0 else { throw SystemError("rename", path: path) }
   }
 
   static func load() throws(ConfigError) -> Config {

@@ -86,7 +86,31 @@ extension Commands {
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { copy($0.second, into: &new) }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
-    return try self.outcome(result, success: "Passcode set (\(new.count) digits).")
+    let code = try self.outcome(result, success: "Passcode set (\(new.count) digits).")
+    try askAboutExternal()
+    return code
+  }
+
+  /// As the original asked "Use Face ID?" after setting a passcode: when an
+  /// external authenticator is configured and available, ask whether to use
+  /// it, and keep the answer in the user's configuration (a drop-in that
+  /// overrides `[External] Enabled=`).
+  func askAboutExternal() throws(CommandFailure) {
+    guard let config = try? ConfigLoader.load(), config.bool("External.Enabled"),
+      (try? currentStatus())?.externalRefusal.isEmpty == true,
+      let directory = ConfigLoader.userDirectory()
+    else { return }
+    let what = ["fingerprint": "your fingerprint", "face": "your face", "security-key": "your security key"][
+      config["External.Kind"]] ?? "the external authenticator"
+    guard let yes = input.askYesNo("Use \(what) to unlock? [Y/n] ") else { return }
+    let dropIns = directory + "/passlock.conf.d"
+    let text = "# Written by 'passlock set': your answer to \"Use \(what) to unlock?\"\n[External]\nEnabled=\(yes ? "yes" : "no")\n"
+    do {
+      try ConfigLoader.write(text, to: dropIns + "/90-external-choice.conf")
+    } catch {
+      throw .failed("could not save your choice: \(error)")
+    }
+    printOut(yes ? "The lock screen will offer \(what) beside the passcode.\n" : "Only the passcode will unlock the lock screen.\n")
   }
 
   func changeWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {

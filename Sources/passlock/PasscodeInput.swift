@@ -22,6 +22,21 @@ final class PasscodeInput {
     return fromStandardInput ? try readLine(into: &secret) : try readTerminal(prompt, into: &secret, digitsOnly)
   }
 
+  /// Asks a yes/no question on the terminal; nil without one. Enter means yes.
+  func askYesNo(_ question: String) -> Bool? {
+    guard isInteractive, let tty = try? openTerminal() else { return nil }
+    try? tty.writeAll(question)
+    var answer: [UInt8] = []
+    var byte: UInt8 = 0
+    while answer.count < 16 {
+      let n = withUnsafeMutableBytes(of: &byte) { Glibc.read(tty.rawValue, $0.baseAddress, 1) }
+      if n <= 0 || byte == 0x0a { break }
+      answer.append(byte)
+    }
+    let word = String(decoding: answer, as: UTF8.self).lowercased().filter { !$0.isWhitespace }
+    return word.isEmpty || word.hasPrefix("y")
+  }
+
   /// Tells the user something on the terminal (or stderr with `--stdin`).
   func say(_ text: String) {
     if let terminal { try? terminal.writeAll(text) } else { printError(text) }

@@ -31,8 +31,9 @@ do {
   case .status(let json): status = try commands(stdin: false).status(json: json)
   case .verify(let stdin): status = try commands(stdin: stdin).verify()
   case .set(let allowSimple, let stdin): status = try commands(stdin: stdin).set(allowSimple: allowSimple)
-  case .change(let allowSimple, let stdin): status = try commands(stdin: stdin).change(allowSimple: allowSimple)
-  case .remove(let stdin): status = try commands(stdin: stdin).remove()
+  case .change(let allowSimple, let stdin, let forgot):
+    status = try commands(stdin: stdin).change(allowSimple: allowSimple, forgot: forgot)
+  case .remove(let stdin, let forgot): status = try commands(stdin: stdin).remove(forgot: forgot)
   case .reset(let stdin): status = try commands(stdin: stdin).reset()
   case .lock(let tty, let readyFD): status = try commands(stdin: false).lock(tty: tty, readyFD: readyFD)
   case .config:

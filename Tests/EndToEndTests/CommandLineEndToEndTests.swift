@@ -129,6 +129,22 @@ import Testing
     #expect(h.passlock("verify", "--stdin", input: "4680\n").status == 0)
   }
 
+  @Test func forgotTakesTheAccountPasswordInsteadOfThePasscode() {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    let wrong = h.passlock("change", "--forgot", "--stdin", input: "4680\n4680\nhunter3\n")
+    #expect(wrong.status == 1)
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "nothing changed")
+    let change = h.passlock("change", "--forgot", "--stdin", input: "4680\n4680\nhunter2\n")
+    #expect(change.status == 0)
+    #expect(change.stdout == "Passcode changed (4 digits).\n")
+    #expect(h.passlock("verify", "--stdin", input: "4680\n").status == 0)
+    let remove = h.passlock("remove", "--forgot", "--stdin", input: "hunter2\n")
+    #expect(remove.status == 0)
+    #expect(h.passlock("status").stdout.hasPrefix("Passcode: not set\n"))
+  }
+
   @Test func corruptFilesAreRefusedWithTheFix() {
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")

@@ -115,3 +115,31 @@ final class ExternalAuthenticatorEndToEndTests {
     #expect(t.waitFor("rc=0"))
   }
 }
+
+/// After the keypad flow of `passlock set`, the question the SwiftUI original
+/// asked about Face ID.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+struct UseExternalQuestionTests {
+  @Test func setAsksAndRemembersTheAnswer() throws {
+    let h = Harness()
+    for directory in ["/pam.d", "/config/passlock"] {
+      try FileManager.default.createDirectory(atPath: h.root + directory, withIntermediateDirectories: true)
+    }
+    try "auth required pam_permit.so\n".write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
+    try "[External]\nEnabled=yes\nKind=face\n".write(toFile: h.root + "/config/passlock/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_PAM_CONFIG_DIR"] = h.root + "/pam.d"
+    h.environment["XDG_CONFIG_HOME"] = h.root + "/config"
+    let t = Tmux(h)
+    t.type("passlock set; echo rc=$?", enter: true)
+    #expect(t.waitFor("Set Passcode"))
+    t.type("2580")
+    t.keys("Enter")
+    #expect(t.waitFor("Confirm Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("Use your face to unlock? [Y/n]"))
+    t.type("n", enter: true)
+    #expect(t.waitFor("rc=0"))
+    #expect(t.screen.contains("Only the passcode will unlock the lock screen."))
+    #expect(h.passlock("config").stdout.contains("[External]\nEnabled=no\n"))
+  }
+}
