@@ -25,22 +25,8 @@ final class Tmux: @unchecked Sendable {  // used from one test at a time
   /// block most signals and children inherit that mask: a tmux server started
   /// with it can never hang up its shell, so kill-server would wait forever.
   static func spawnClean(_ script: String) {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t(), all = sigset_t()
-    sigemptyset(&empty)
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let words: [String] = ["/bin/bash", "-c", script]
-    let argv: [UnsafeMutablePointer<CChar>?] = words.map { word in word.withCString { strdup($0) } } + [nil]
-    defer { argv.forEach { free($0) } }
-    guard posix_spawn(&pid, "/bin/bash", nil, &attributes, argv, environ) == 0 else { return }
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
+    guard let pid = Spawn.start(["/bin/bash", "-c", script], environment: ProcessInfo.processInfo.environment) else { return }
+    _ = Spawn.wait(pid, seconds: 10)
   }
 
   deinit {
