@@ -18,6 +18,7 @@ let package = Package(
   products: [
     .executable(name: "passlock", targets: ["passlock"]),
     .executable(name: "passlock-auth", targets: ["passlock-auth"]),
+    .executable(name: "passlockd", targets: ["passlockd"]),
     // Built as libpam_passlock.so; installed as pam_passlock.so.
     .library(name: "pam_passlock", type: .dynamic, targets: ["PAMPasslock"]),
     // A stand-in for pam_fprintd in tests; never installed.
@@ -26,6 +27,7 @@ let package = Package(
   targets: [
     .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
     .systemLibrary(name: "CXCrypt", path: "Sources/CXCrypt"),
+    .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
 
     // Pure logic: policies, record formats, config parsing, protocol framing.
     // No C library, no I/O.
@@ -36,6 +38,8 @@ let package = Package(
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
     // PAM: client transactions (account password) and the module side's calls.
     .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
+    // sd-bus and sd_notify for passlockd.
+    .target(name: "PasslockBus", dependencies: ["CSystemd"]),
     // Talking to passlock-auth over its pipes.
     .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
@@ -57,6 +61,10 @@ let package = Package(
       name: "passlock",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       linkerSettings: fullyStatic),
+    .executableTarget(
+      name: "passlockd",
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
+      linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM"],

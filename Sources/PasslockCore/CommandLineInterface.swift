@@ -12,7 +12,7 @@ public enum CLI {
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
-    case lock(tty: String?, readyFD: Int32?)
+    case lock(tty: String?, readyFD: Int32?, session: Bool)
     case config
   }
 
@@ -51,6 +51,7 @@ public enum CLI {
       case .lock:
         return [
           ("--tty", "path", "Lock this terminal device instead of the current one."),
+          ("--session", nil, "Ask passlockd (through logind) to lock all your sessions."),
           ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
         ]
       case .config: return []
@@ -120,7 +121,7 @@ public enum CLI {
         }
         readyFD = fd
       }
-      return .lock(tty: values["--tty"], readyFD: readyFD)
+      return .lock(tty: values["--tty"], readyFD: readyFD, session: flags.contains("--session"))
     }
   }
 

@@ -72,6 +72,18 @@ public struct Config: Equatable, Sendable {
     Key(
       section: "External", key: "ArmDelaySec", defaultValue: "2", kind: .integer(0...60),
       help: "Seconds to wait before starting it by itself: the owner is still in front of the screen as it locks."),
+    Key(
+      section: "Lock", key: "OnStart", defaultValue: "no", kind: .boolean,
+      help: "passlockd locks the sessions when it starts (the originals' lock at launch)."),
+    Key(
+      section: "Lock", key: "UnlockOnLogindUnlock", defaultValue: "no", kind: .boolean,
+      help: "Let logind's Unlock (loginctl unlock-session) end the lock without the passcode."),
+    Key(
+      section: "Idle", key: "LockAfterSec", defaultValue: "0", kind: .integer(0...86_400),
+      help: "Lock a TTY session after this many seconds without input (0: never)."),
+    Key(
+      section: "Console", key: "Mode", defaultValue: "direct", kind: .choice(["direct"]),
+      help: "How passlockd takes over a session's terminal: direct (passlock lock --tty on the session's TTY)."),
   ]
 
   /// Colour names: the eight ANSI colours, their bright forms, and default.
@@ -177,6 +189,14 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
 }
 
 extension StringProtocol {
+  /// Without leading and trailing characters from `characters` (no Foundation here).
+  public func trimming(_ characters: String) -> String {
+    var s = Substring(self)
+    while let c = s.first, characters.contains(c) { s.removeFirst() }
+    while let c = s.last, characters.contains(c) { s.removeLast() }
+    return String(s)
+  }
+
   func trimmingSpaces() -> String {
     let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\r" }
     guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }

@@ -62,11 +62,13 @@ public struct StoreStatus: Equatable, Sendable {
 
   // MARK: Rendering
 
-  public func json() -> String {
+  /// One JSON object; `daemon` is passlockd's own JSON view, or null when it is not running.
+  public func json(daemon: String? = nil) -> String {
     """
     {"passcode_set":\(passcodeSet),"length":\(length),"failed_attempts":\(failedAttempts),\
     "retry_after_seconds":\(retryAfterSeconds),"account_password_required":\(accountPasswordRequired),\
-    "store":"\(store.rawValue)","store_directory":\(JSON.quoted(directory)),"user":\(JSON.quoted(user))}
+    "store":"\(store.rawValue)","store_directory":\(JSON.quoted(directory)),"user":\(JSON.quoted(user)),\
+    "daemon":\(daemon ?? "null")}
     """
   }
 

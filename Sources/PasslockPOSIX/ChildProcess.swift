@@ -27,22 +27,8 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
     posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
 
-    // A clean start: no blocked signals, default handlers (the lock screen
-    // ignores SIGINT and friends; its helpers need not inherit that).
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t(), all = sigset_t()
-    sigemptyset(&empty)
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
     var pid: pid_t = 0
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+    let rc = cleanSpawn(&pid, path, arguments, &actions)
     Glibc.close(toChild[0])
     Glibc.close(fromChild[1])
     guard rc == 0 else {
@@ -53,13 +39,54 @@ public struct ChildProcess: Sendable {
       pid: pid, input: FileDescriptor(rawValue: toChild[1]), output: FileDescriptor(rawValue: fromChild[0]))
   }
 
+  /// Starts `path` with standard input from /dev/null, standard output and
+  /// error shared, and each `descriptors` pair (parent fd → child fd) mapped in.
+  public static func launch(
+    _ path: String, arguments: [String], descriptors: [(parent: Int32, child: Int32)] = []
+  ) throws(SystemError) -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
+    var pid: pid_t = 0
+    let rc = cleanSpawn(&pid, path, arguments, &actions)
+    guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
+    return pid
+  }
+
   /// Waits for the child; its exit status, or 128 + signal number.
   public func wait() -> Int32 {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 {
       guard errno == EINTR else { return 127 }
     }
-    if status & 0x7f == 0 { return (status >> 8) & 0xff }
-    return 128 + (status & 0x7f)
+    return exitCode(fromWaitStatus: status)
   }
+}
+
+/// posix_spawn with a clean start: no blocked signals and default handlers
+/// (the lock screen ignores SIGINT and friends, a daemon's threads block
+/// signals; children must inherit neither).
+func cleanSpawn(
+  _ pid: inout pid_t, _ path: String, _ arguments: [String], _ actions: inout posix_spawn_file_actions_t
+) -> Int32 {
+  var attributes = posix_spawnattr_t()
+  posix_spawnattr_init(&attributes)
+  defer { posix_spawnattr_destroy(&attributes) }
+  var empty = sigset_t(), all = sigset_t()
+  sigemptyset(&empty)
+  sigfillset(&all)
+  posix_spawnattr_setsigmask(&attributes, &empty)
+  posix_spawnattr_setsigdefault(&attributes, &all)
+  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+  let argv = arguments.map { strdup($0) } + [nil]
+  defer { argv.forEach { free($0) } }
+  return posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+}
+
+/// The exit status of a finished child as waitpid reported it: its exit code,
+/// or 128 + the signal that killed it.
+public func exitCode(fromWaitStatus status: Int32) -> Int32 {
+  status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }

@@ -11,7 +11,21 @@ struct Commands {
 
   func status(json: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
-    printOut(json ? status.json() + "\n" : status.text())
+    if json {
+      let daemon = DaemonClient.request("status-json").map { $0.trimming("\n") }
+      printOut(status.json(daemon: daemon?.hasPrefix("{") == true ? daemon : nil) + "\n")
+    } else {
+      printOut(status.text() + (DaemonClient.request("status") ?? "Daemon: not running\n"))
+    }
+    return 0
+  }
+
+  /// `passlock lock --session`: passlockd asks logind to lock our sessions.
+  func lockSessions() throws(CommandFailure) -> Int32 {
+    guard let answer = DaemonClient.request("lock") else {
+      throw .failed("passlockd is not running; start it with 'systemctl --user start passlockd'.")
+    }
+    guard answer == "ok\n" else { throw .failed("passlockd: \(answer.trimming("\n"))") }
     return 0
   }
 
@@ -160,7 +174,11 @@ struct Commands {
     let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
     switch result.code {
     case .ok:
-      if let success { printOut(success + "\n") }
+      if let success {
+        printOut(success + "\n")
+        // A passcode appeared, changed or went: passlockd re-reads the store.
+        _ = DaemonClient.request("refresh")
+      }
       return 0
     case .mismatch:
       var text = "Passcode didn't match."

@@ -55,7 +55,7 @@ extension Commands {
     let terminal: LockTerminal
     do { terminal = try LockTerminal(path: tty, term: environment("TERM")) } catch { throw .failed(error.description) }
     SignalPipe.install(
-      ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP])
+      ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP, SIGUSR1])
     let theme = Theme(config: config)
     let language = config["Appearance.Language"]
     let locale = environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG")

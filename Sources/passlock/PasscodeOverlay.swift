@@ -98,6 +98,8 @@ final class PasscodeOverlay {
         for signal in SignalPipe.drain() {
           if signal == SIGHUP { return .hangup }
           if signal == SIGWINCH { previous = nil }
+          // passlockd after resume: drop what was typed while the screen was dark.
+          if signal == SIGUSR1 { terminal.flushInput() }
         }
       }
       if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {

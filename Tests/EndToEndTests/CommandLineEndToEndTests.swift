@@ -27,10 +27,10 @@ import Testing
     #expect(json.status == 0)
     #expect(json.stdout == """
       {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-      "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)"}
+      "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)","daemon":null}
 
       """)
-    #expect(h.passlock("status").stdout == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\n")
+    #expect(h.passlock("status").stdout == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\nDaemon: not running\n")
     let verify = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(verify.status == 1)
     #expect(verify.stderr == "Error: No passcode is set; run 'passlock set' first.\n")

@@ -73,7 +73,7 @@ final class SetuidEndToEndTests {
     let status = passlock("status", "--json")
     #expect(status.stdout == """
       {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-      "store":"system","store_directory":"\(storeDirectory)","user":"\(user)"}
+      "store":"system","store_directory":"\(storeDirectory)","user":"\(user)","daemon":null}
 
       """, "\(status.stderr)")
 

@@ -26,7 +26,8 @@ import Testing
     #expect(StoreStatus(fields: status.fields) == status)
     #expect(status.json() == """
       {"passcode_set":true,"length":6,"failed_attempts":5,"retry_after_seconds":59,"account_password_required":false,\
-      "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice"}
+      "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice",\
+      "daemon":null}
       """)
     #expect(status.text() == """
       Passcode: set (6 digits)

@@ -13,8 +13,9 @@ import Testing
     (["change", "--stdin"], .change(allowSimple: false, stdin: true, forgot: false)),
     (["change", "--forgot"], .change(allowSimple: false, stdin: false, forgot: true)),
     (["remove", "--forgot", "--stdin"], .remove(stdin: true, forgot: true)),
-    (["lock"], .lock(tty: nil, readyFD: nil)),
-    (["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"], .lock(tty: "/dev/pts/3", readyFD: 5)),
+    (["lock"], .lock(tty: nil, readyFD: nil, session: false)),
+    (["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"], .lock(tty: "/dev/pts/3", readyFD: 5, session: false)),
+    (["lock", "--session"], .lock(tty: nil, readyFD: nil, session: true)),
     (["config"], .config),
     (["remove"], .remove(stdin: false, forgot: false)),
     (["verify", "--stdin"], .verify(stdin: true)),
@@ -32,8 +33,8 @@ import Testing
     (["--verbose"], "Error: Unknown option '--verbose'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
     (["status", "--stdin"], "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"),
     (["verify", "1234"], "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"),
-    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
-    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>]\n  See 'passlock lock --help' for more information.\n"),
   ]
 
   @Test(arguments: usageErrors)

@@ -35,11 +35,21 @@ import Testing
       AutoStart=yes
       ArmDelaySec=2
 
+      [Lock]
+      OnStart=no
+      UnlockOnLogindUnlock=no
+
+      [Idle]
+      LockAfterSec=0
+
+      [Console]
+      Mode=direct
+
       """)
   }
 
   static let errors: [(String, String)] = [
-    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance, External"),
+    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance, External, Lock, Idle, Console"),
     ("\n[Store]\nDirectory=/x\n", "f.conf:3: unknown key 'Directory' in [Store]; known: SystemDirectory"),
     ("SystemDirectory=/x\n", "f.conf:1: 'SystemDirectory=/x' comes before any [Section]"),
     ("[Store]\nSystemDirectory\n", "f.conf:2: expected Key=value, found 'SystemDirectory'"),

@@ -4,17 +4,17 @@ import PasslockPOSIX
 
 /// Reads the configuration files in their load order: the system file, its
 /// drop-ins, then the user's file and drop-ins. Later files win key by key.
-enum ConfigLoader {
+public enum ConfigLoader {
   /// `$XDG_CONFIG_HOME/passlock` (default `~/.config/passlock`). No getpwuid
   /// here: passlock is a static executable without NSS, so without HOME or
   /// XDG_CONFIG_HOME there is no user configuration.
-  static func userDirectory() -> String? {
+  public static func userDirectory() -> String? {
     let home = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 + "/.config" : nil }
     let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
     return configHome.map { $0 + "/passlock" }
   }
 
-  static func files() -> [String] {
+  public static func files() -> [String] {
     let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
     var files: [String] = []
     for directory in [system] + (userDirectory().map { [$0] } ?? []) {
@@ -37,7 +37,7 @@ enum ConfigLoader {
   }
 
   /// Writes a user configuration file atomically (temp file, rename), making its directories.
-  static func write(_ text: String, to path: String) throws(SystemError) {
+  public static func write(_ text: String, to path: String) throws(SystemError) {
     var prefix = ""
     for component in path.split(separator: "/").dropLast() {
       prefix += "/" + component
@@ -51,7 +51,7 @@ enum ConfigLoader {
     guard rename(temporary, path) == 0 else { throw SystemError("rename", path: path) }
   }
 
-  static func load() throws(ConfigError) -> Config {
+  public static func load() throws(ConfigError) -> Config {
     var config = Config()
     for file in files() {
       let text: String

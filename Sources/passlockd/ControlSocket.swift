@@ -1,0 +1,127 @@
+import Dispatch
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// The daemon's control socket, $XDG_RUNTIME_DIR/passlock/daemon.sock, in a
+/// 0700 directory; peers are also checked with SO_PEERCRED (same uid only).
+/// One line in, one answer out: `status` (text), `status-json`, `refresh`
+/// (the passcode was set or removed), `lock` (ask logind to lock our sessions).
+@MainActor
+enum ControlSocket {
+  static func path() -> String? {
+    environment("XDG_RUNTIME_DIR").flatMap { $0.hasPrefix("/") ? $0 + "/passlock/daemon.sock" : nil }
+  }
+
+  static func start(daemon: Daemon) {
+    guard let path = path(), path.utf8.count < 100 else {
+      Log.warning("no XDG_RUNTIME_DIR: no control socket, 'passlock status' will not show the daemon")
+      return
+    }
+    let directory = String(path[..<path.lastIndex(of: "/")!])
+    mkdir(directory, 0o700)
+    chmod(directory, 0o700)
+    unlink(path)
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard listener >= 0 else { return Log.error("control socket: \(SystemError("socket"))") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, listen(listener, 8) == 0 else {
+      close(listener)
+      return Log.error("control socket \(path): \(SystemError("bind"))")
+    }
+    chmod(path, 0o600)
+    let source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: .main)
+    source.setEventHandler {
+      MainActor.assumeIsolated {
+        let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
+        guard client >= 0 else { return }
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        defer { close(client) }
+        serve(client, daemon: daemon)
+      }
+    }
+    source.resume()
+    sources.append(source)
+  }
+
+  /// Keeps the listener's source alive.
+  private static var sources: [DispatchSourceRead] = []
+
+  private static func serve(_ client: Int32, daemon: Daemon) {
+    // struct ucred { pid_t pid; uid_t uid; gid_t gid; } is behind _GNU_SOURCE: read it as three words.
+    var credentials: [UInt32] = [0, 0, 0]
+    var length = socklen_t(12)
+    let peerCredentials: Int32 = 17  // SO_PEERCRED
+    guard getsockopt(client, SOL_SOCKET, peerCredentials, &credentials, &length) == 0, credentials[1] == getuid() else {
+      return
+    }
+    // A same-uid client that never writes must not stall the daemon.
+    var timeout = timeval(tv_sec: 1, tv_usec: 0)
+    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let n = read(client, &buffer, buffer.count)
+    guard n > 0 else { return }
+    let command = String(decoding: buffer[..<n], as: UTF8.self).trimming("\n\r ")
+    let answer: String
+    switch command {
+    case "status": answer = DaemonStatus(daemon).text()
+    case "status-json": answer = DaemonStatus(daemon).json() + "\n"
+    case "refresh":
+      daemon.refreshPasscode()
+      answer = "ok\n"
+    case "lock": answer = daemon.askLogindToLock()
+    default: answer = "error: unknown command\n"
+    }
+    try? FileDescriptor(rawValue: client).writeAll(answer)
+  }
+}
+
+/// The daemon's view for `passlock status`.
+@MainActor
+struct DaemonStatus {
+  let daemon: Daemon
+  init(_ daemon: Daemon) { self.daemon = daemon }
+
+  struct Row {
+    var id, tty: String
+    var remote, locked: Bool
+    var idleIn: Int64?
+    var problem: String?
+  }
+
+  var rows: [Row] {
+    let now = wallClockSeconds()
+    return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
+      Row(
+        id: session.id, tty: session.tty, remote: session.remote, locked: daemon.lockers[session.id] != nil,
+        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id])
+    }
+  }
+
+  func text() -> String {
+    var out = "Daemon: running, inhibitor \(daemon.inhibitor == nil ? "not held" : "held")\n"
+    for row in rows {
+      var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
+      line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
+      if let idle = row.idleIn { line += ", idle lock in \(TimeText.clock(idle))" }
+      if let problem = row.problem { line += ", \(problem)" }
+      out += line + "\n"
+    }
+    return out
+  }
+
+  func json() -> String {
+    let sessions = rows.map { row in
+      "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
+        + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
+    }
+    return "{\"inhibitor\":\(daemon.inhibitor != nil),\"sessions\":[\(sessions.joined(separator: ","))]}"
+  }
+}

@@ -1,0 +1,329 @@
+import Dispatch
+import Glibc
+import PasslockBus
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+/// passlockd: watches logind for suspend, Lock and idle, and keeps one
+/// `passlock lock` per session while it is locked. Confined to the main
+/// queue; it never draws on a terminal itself.
+@MainActor
+final class Daemon {
+  let config: Config
+  let bus: Bus
+  let logind: Logind
+  let uid = getuid()
+  /// The overlay binary lockers run.
+  let passlock: String
+  let gatekeeper = GatekeeperClient.locate()
+  let records = LockRecords.inRuntimeDirectory()
+  lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec")) { [unowned self] id in
+    if let session = sessions[id] { lock(session, reason: "idle") }
+  }
+
+  private(set) var sessions: [String: Logind.SessionInfo] = [:]
+  private(set) var lockers: [String: Locker] = [:]
+  /// Sessions that could not be locked, and why (shown in status, logged).
+  private(set) var problems: [String: String] = [:]
+  private(set) var inhibitor: Int32?
+  private(set) var passcodeSet = false
+  private var preparingForSleep = false
+  private var sleepSignalAt: UInt64 = 0
+  private var restarts: [String: (count: Int, at: UInt64)] = [:]
+  private var inhibitRetry = 0
+  private var sources: [DispatchSourceProtocol] = []
+
+  init(config: Config, bus: Bus, passlock: String) {
+    self.config = config
+    self.bus = bus
+    self.logind = Logind(bus: bus)
+    self.passlock = passlock
+  }
+
+  // MARK: Start-up
+
+  func start() throws(BusError) {
+    try subscribe()
+    refreshPasscode()
+    try refreshSessions()
+    if passcodeSet { takeInhibitor() }
+    // A daemon killed while sessions were locked locks them again.
+    for id in records?.all() ?? [] {
+      if let session = sessions[id] { lock(session, reason: "restart") } else { records?.remove(id) }
+    }
+    if config.bool("Lock.OnStart") { lockAll(reason: "start") }
+    watchBus()
+    watchChildren()
+    startWatchdog()
+    ServiceManager.notify("READY=1")
+    Log.info("passlockd ready: \(sessions.count) session(s), passcode \(passcodeSet ? "set" : "not set"), inhibitor \(inhibitor == nil ? "not held" : "held")")
+  }
+
+  private func subscribe() throws(BusError) {
+    try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "PrepareForSleep") {
+      [unowned self] message in
+      MainActor.assumeIsolated { prepareForSleep((try? message.bool()) ?? false) }
+    }
+    for member in ["SessionNew", "SessionRemoved"] {
+      try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: member) {
+        [unowned self] _ in
+        MainActor.assumeIsolated { try? refreshSessions() }
+      }
+    }
+    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [unowned self] message in
+      MainActor.assumeIsolated {
+        if let session = sessions.values.first(where: { $0.path == message.path }) { lock(session, reason: "logind Lock") }
+      }
+    }
+    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [unowned self] message in
+      MainActor.assumeIsolated { logindUnlock(path: message.path) }
+    }
+    try bus.onSignal(
+      sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+      member: "NameOwnerChanged"
+    ) { [unowned self] message in
+      MainActor.assumeIsolated {
+        guard let name = try? message.string(), name == Logind.name, (try? message.string()) != nil,
+          let owner = try? message.string()
+        else { return }
+        logindOwnerChanged(present: !owner.isEmpty)
+      }
+    }
+  }
+
+  // MARK: Triggers
+
+  private func prepareForSleep(_ going: Bool) {
+    preparingForSleep = going
+    if going {
+      sleepSignalAt = monotonicNanoseconds()
+      refreshPasscode()
+      guard passcodeSet else {
+        releaseInhibitor()
+        return
+      }
+      lockAll(reason: "sleep")
+      releaseIfEveryLockerIsReady()
+    } else {
+      // Back from sleep: hold logind off again for the next time, and have
+      // the overlays drop what was typed in the dark.
+      if passcodeSet { takeInhibitor() }
+      for locker in lockers.values where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+    }
+  }
+
+  private func logindUnlock(path: String?) {
+    // Ignored by default: logind's Unlock comes from anyone allowed to run
+    // `loginctl unlock-session`; the passcode stays the only way in.
+    guard config.bool("Lock.UnlockOnLogindUnlock"),
+      let session = sessions.values.first(where: { $0.path == path }), let locker = lockers[session.id]
+    else { return }
+    Log.info("session \(session.id): logind Unlock ends the lock (UnlockOnLogindUnlock=yes)")
+    locker.kill()
+    lockers[session.id] = nil
+    unlocked(session)
+  }
+
+  private func logindOwnerChanged(present: Bool) {
+    if !present {
+      Log.warning("logind left the bus; keeping lock state, waiting for it to return")
+      releaseInhibitor()
+      return
+    }
+    Log.info("logind is back: re-reading sessions, taking a new inhibitor")
+    try? refreshSessions()
+    refreshPasscode()
+    if passcodeSet && !preparingForSleep { takeInhibitor() }
+    for id in lockers.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
+  }
+
+  /// `passlock set/remove` and the control socket ask for this: a passcode
+  /// appearing or disappearing changes whether we hold an inhibitor.
+  func refreshPasscode() {
+    let result = try? gatekeeper.run(.status) { _, _, _ in false }
+    let status = result.flatMap { $0.code == .ok ? StoreStatus(fields: $0.fields) : nil }
+    let now = status?.passcodeSet ?? false
+    if now != passcodeSet { Log.info(now ? "a passcode is set: locking is on" : "no passcode is set: nothing to lock with") }
+    passcodeSet = now
+    if passcodeSet && !preparingForSleep { takeInhibitor() }
+    if !passcodeSet { releaseInhibitor() }
+    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  func refreshSessions() throws(BusError) {
+    let current = try logind.sessions(of: uid)
+    let ids = Set(current.map(\.id))
+    for id in sessions.keys where !ids.contains(id) {
+      lockers[id]?.kill()
+      lockers[id] = nil
+      records?.remove(id)
+      problems[id] = nil
+    }
+    sessions = Dictionary(uniqueKeysWithValues: current.map { ($0.id, $0) })
+    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  /// `passlock lock --session`: every path goes through logind's Lock signal.
+  func askLogindToLock() -> String {
+    var failures: [String] = []
+    for session in lockableSessions() {
+      do { try logind.lockSession(session.id) } catch { failures.append("\(session.id): \(error)") }
+    }
+    return failures.isEmpty ? "ok\n" : "error: " + failures.joined(separator: "; ") + "\n"
+  }
+
+  // MARK: Locking
+
+  /// The user's local sessions with a terminal; remote ones are left alone.
+  func lockableSessions() -> [Logind.SessionInfo] {
+    sessions.values.filter { !$0.remote && !$0.tty.isEmpty }.sorted { $0.id < $1.id }
+  }
+
+  func lockAll(reason: String) {
+    for session in sessions.values.sorted(by: { $0.id < $1.id }) where !session.remote { lock(session, reason: reason) }
+  }
+
+  func lock(_ session: Logind.SessionInfo, reason: String) {
+    guard lockers[session.id] == nil else { return }  // one lock per session, never stacked
+    guard passcodeSet else {
+      Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
+      return
+    }
+    guard !session.tty.isEmpty, access(session.tty, R_OK | W_OK) == 0 else {
+      let why = session.tty.isEmpty ? "it has no TTY" : "\(session.tty) cannot be opened by this user"
+      problems[session.id] = "cannot lock: \(why)"
+      Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
+      return
+    }
+    problems[session.id] = nil
+    guard startLocker(session) else { return }
+    Log.info("session \(session.id): locked (\(reason)) on \(session.tty)")
+    records?.add(session.id)
+    logind.setLockedHint(session, true)
+    idle.stop(session.id)
+  }
+
+  @discardableResult
+  private func startLocker(_ session: Logind.SessionInfo) -> Bool {
+    do {
+      lockers[session.id] = try Locker(sessionID: session.id, tty: session.tty, passlock: passlock) { [unowned self] in
+        releaseIfEveryLockerIsReady()
+      }
+      return true
+    } catch {
+      problems[session.id] = "cannot start the lock screen: \(error)"
+      Log.error("session \(session.id): cannot start \(passlock): \(error)")
+      return false
+    }
+  }
+
+  private func unlocked(_ session: Logind.SessionInfo) {
+    Log.info("session \(session.id): unlocked")
+    records?.remove(session.id)
+    restarts[session.id] = nil
+    logind.setLockedHint(session, false)
+    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
+  /// kill) starts a new one at once, with a backoff if it keeps dying.
+  private func lockerExited(pid: pid_t, status: Int32) {
+    guard let (id, locker) = lockers.first(where: { $0.value.pid == pid }) else { return }
+    locker.forget()
+    lockers[id] = nil
+    guard let session = sessions[id] else { return }
+    if status == 0 {
+      unlocked(session)
+      return
+    }
+    let now = monotonicNanoseconds()
+    var record = restarts[id] ?? (0, now)
+    record = now - record.at < 10_000_000_000 ? (record.count + 1, now) : (1, now)
+    restarts[id] = record
+    let delay = record.count <= 3 ? 0 : min(5000, 100 << min(record.count - 4, 6))
+    Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
+    let restart = { [unowned self] in
+      if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
+    }
+    if delay == 0 { restart() } else {
+      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
+    }
+  }
+
+  // MARK: The sleep handshake
+
+  private func takeInhibitor() {
+    guard inhibitor == nil else { return }
+    do {
+      inhibitor = try logind.inhibitSleep()
+      inhibitRetry = 0
+    } catch {
+      // Right after resume logind may still answer "operation in progress".
+      inhibitRetry += 1
+      let delay = min(5000, 50 << min(inhibitRetry, 7))
+      Log.warning("Inhibit failed (\(error)); retrying in \(delay) ms")
+      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { [unowned self] in
+        MainActor.assumeIsolated { if passcodeSet && !preparingForSleep { takeInhibitor() } }
+      }
+    }
+  }
+
+  private func releaseInhibitor() {
+    guard let fd = inhibitor else { return }
+    close(fd)
+    inhibitor = nil
+  }
+
+  /// Lets the machine sleep once every lockable session shows its lock screen.
+  private func releaseIfEveryLockerIsReady() {
+    guard preparingForSleep, inhibitor != nil else { return }
+    let pending = lockableSessions().filter { problems[$0.id] == nil && lockers[$0.id]?.isReady != true }
+    guard pending.isEmpty else { return }
+    releaseInhibitor()
+    let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000
+    Log.info("every lock screen is up \(Int(elapsed)) ms after PrepareForSleep; sleep may proceed")
+  }
+
+  // MARK: Event sources
+
+  private func watchBus() {
+    let source = DispatchSource.makeReadSource(fileDescriptor: bus.fd, queue: .main)
+    source.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated {
+        if !bus.process() {
+          Log.error("lost the system bus; exiting so systemd restarts passlockd")
+          exit(1)
+        }
+      }
+    }
+    source.resume()
+    sources.append(source)
+    bus.process()
+  }
+
+  private func watchChildren() {
+    let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: .main)
+    source.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated {
+        var status: Int32 = 0
+        while true {
+          let pid = waitpid(-1, &status, WNOHANG)
+          if pid <= 0 { break }
+          lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
+        }
+      }
+    }
+    source.resume()
+    sources.append(source)
+  }
+
+  private func startWatchdog() {
+    guard let usec = ServiceManager.watchdogMicroseconds() else { return }
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(deadline: .now(), repeating: .microseconds(Int(usec / 2)))
+    timer.setEventHandler { ServiceManager.notify("WATCHDOG=1") }
+    timer.resume()
+    sources.append(timer)
+  }
+}

@@ -1,0 +1,66 @@
+import Dispatch
+import Glibc
+import PasslockPOSIX
+
+/// Locks a TTY session after `timeoutSeconds` without input. The idle clock is
+/// the TTY device's access time, which reading input updates (logind uses the
+/// same signal). One timer per session at atime + timeout; when it fires the
+/// device is stat'ed again: moved means re-arm, unmoved means lock. No polling.
+@MainActor
+final class IdleWatcher {
+  let timeoutSeconds: Int
+  let onIdle: @MainActor (String) -> Void
+  private var timers: [String: (tty: String, timer: DispatchSourceTimer)] = [:]
+
+  init(timeoutSeconds: Int, onIdle: @escaping @MainActor (String) -> Void) {
+    self.timeoutSeconds = timeoutSeconds
+    self.onIdle = onIdle
+  }
+
+  /// The deadline, in seconds from now: next idle time.
+  private(set) var deadlines: [String: Int64] = [:]
+
+  /// Watches exactly `sessions` (unlocked, local, with a TTY).
+  func update(sessions: [Logind.SessionInfo], enabled: Bool) {
+    guard timeoutSeconds > 0, enabled else {
+      for id in timers.keys { stop(id) }
+      return
+    }
+    let ids = Set(sessions.map(\.id))
+    for id in timers.keys where !ids.contains(id) { stop(id) }
+    for session in sessions where timers[session.id] == nil { arm(session.id, tty: session.tty) }
+  }
+
+  func stop(_ id: String) {
+    timers[id]?.timer.cancel()
+    timers[id] = nil
+    deadlines[id] = nil
+  }
+
+  private func arm(_ id: String, tty: String) {
+    var st = stat()
+    guard stat(tty, &st) == 0 else { return }
+    let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds)
+    let wait = max(0, deadline - wallClockSeconds())
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(wallDeadline: .now() + .seconds(Int(wait)))
+    timer.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated { fired(id, tty: tty) }
+    }
+    timers[id]?.timer.cancel()
+    timers[id] = (tty, timer)
+    deadlines[id] = deadline
+    timer.resume()
+  }
+
+  private func fired(_ id: String, tty: String) {
+    var st = stat()
+    guard stat(tty, &st) == 0 else { return stop(id) }
+    if Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) > wallClockSeconds() {
+      arm(id, tty: tty)  // input arrived meanwhile
+    } else {
+      stop(id)
+      onIdle(id)
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import Glibc
+import PasslockPOSIX
+
+/// What is locked, under $XDG_RUNTIME_DIR/passlock/locked/: one empty file per
+/// session, so a daemon that was killed and started again locks them again.
+struct LockRecords {
+  let directory: String
+
+  static func inRuntimeDirectory() -> LockRecords? {
+    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
+    let base = runtime + "/passlock"
+    mkdir(base, 0o700)
+    mkdir(base + "/locked", 0o700)
+    return LockRecords(directory: base + "/locked")
+  }
+
+  func add(_ session: String) {
+    guard Self.isSafe(session) else { return }
+    let fd = open(directory + "/" + session, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    if fd >= 0 {
+      fsync(fd)
+      close(fd)
+    }
+  }
+
+  func remove(_ session: String) {
+    guard Self.isSafe(session) else { return }
+    unlink(directory + "/" + session)
+  }
+
+  func all() -> [String] {
+    guard let dir = opendir(directory) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      if Self.isSafe(name) { names.append(name) }
+    }
+    return names
+  }
+
+  /// Session ids are short tokens ("c1", "3"); nothing that walks the filesystem.
+  static func isSafe(_ id: String) -> Bool {
+    !id.isEmpty && id.count < 64 && !id.hasPrefix(".") && id.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+  }
+}

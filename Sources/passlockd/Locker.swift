@@ -1,0 +1,56 @@
+import Dispatch
+import Glibc
+import PasslockPOSIX
+
+/// One running `passlock lock --tty DEVICE --ready-fd 3` for a session: the
+/// overlay writes one byte on fd 3 once its first frame is on the terminal.
+@MainActor
+final class Locker {
+  let sessionID: String
+  let pid: pid_t
+  let startedAt: UInt64
+  private(set) var isReady = false
+  private var readySource: DispatchSourceRead?
+
+  init(sessionID: String, tty: String, passlock: String, onReady: @escaping @MainActor () -> Void) throws(SystemError) {
+    self.sessionID = sessionID
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { throw SystemError("pipe") }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    do {
+      pid = try ChildProcess.launch(
+        passlock, arguments: ["passlock", "lock", "--tty", tty, "--ready-fd", "3"],
+        descriptors: [(parent: fds[1], child: 3)])
+    } catch {
+      close(fds[0])
+      close(fds[1])
+      throw error
+    }
+    close(fds[1])
+    startedAt = monotonicNanoseconds()
+    let readEnd = fds[0]
+    let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
+    source.setEventHandler { [weak self] in
+      MainActor.assumeIsolated {
+        var byte: UInt8 = 0
+        let n = read(readEnd, &byte, 1)
+        self?.readySource?.cancel()
+        if n == 1, let self {
+          self.isReady = true
+          onReady()
+        }
+      }
+    }
+    source.setCancelHandler { close(readEnd) }
+    readySource = source
+    source.resume()
+  }
+
+  /// Stops the overlay (SIGKILL: it ignores the polite signals by design).
+  func kill() {
+    readySource?.cancel()
+    _ = Glibc.kill(pid, SIGKILL)
+  }
+
+  func forget() { readySource?.cancel() }
+}

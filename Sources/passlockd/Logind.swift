@@ -1,0 +1,74 @@
+import Glibc
+import PasslockBus
+
+/// The parts of systemd-logind's D-Bus API passlockd uses, typed.
+@MainActor
+final class Logind {
+  static let name = "org.freedesktop.login1"
+  static let path = "/org/freedesktop/login1"
+  static let manager = "org.freedesktop.login1.Manager"
+  static let session = "org.freedesktop.login1.Session"
+
+  let bus: Bus
+  init(bus: Bus) { self.bus = bus }
+
+  /// What passlockd needs to know about a session.
+  struct SessionInfo: Equatable {
+    var id: String
+    var path: String
+    var tty: String
+    var remote: Bool
+    var vtNumber: UInt32
+  }
+
+  /// The user's sessions (ListSessions, filtered by uid: a user service is
+  /// not inside any session itself).
+  func sessions(of uid: uid_t) throws(BusError) -> [SessionInfo] {
+    let reply = try bus.call(Self.name, Self.path, Self.manager, "ListSessions")
+    var found: [(String, String)] = []
+    guard try reply.enter("a", "(susso)") else { return [] }
+    while try reply.enter("r", "susso") {
+      let id = try reply.string()
+      let owner = try reply.uint32()
+      _ = try reply.string()
+      _ = try reply.string()
+      let path = try reply.objectPath()
+      try reply.exit()
+      if owner == uid { found.append((id, path)) }
+    }
+    try reply.exit()
+    return try found.map { (id, path) throws(BusError) in try info(id: id, path: path) }
+  }
+
+  func info(id: String, path: String) throws(BusError) -> SessionInfo {
+    var tty = try bus.property(Self.name, path, Self.session, "TTY").string()
+    if !tty.isEmpty && !tty.hasPrefix("/") { tty = "/dev/" + tty }
+    let remote = try bus.property(Self.name, path, Self.session, "Remote").bool()
+    let vt = (try? bus.property(Self.name, path, Self.session, "VTNr").uint32()) ?? 0
+    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt)
+  }
+
+  /// A sleep *delay* inhibitor: logind waits (up to InhibitDelayMaxUSec) until
+  /// the returned descriptor is closed.
+  func inhibitSleep() throws(BusError) -> Int32 {
+    let reply = try bus.call(
+      Self.name, Self.path, Self.manager, "Inhibit",
+      [.string("sleep"), .string("passlock"), .string("Lock the session before sleep"), .string("delay")])
+    return try reply.fileDescriptor()
+  }
+
+  /// How long logind waits for delay inhibitors: the budget to beat.
+  func inhibitDelayMaxMicroseconds() -> UInt64 {
+    (try? bus.property(Self.name, Self.path, Self.manager, "InhibitDelayMaxUSec").uint64()) ?? 5_000_000
+  }
+
+  func setLockedHint(_ session: SessionInfo, _ locked: Bool) {
+    do { _ = try bus.call(Self.name, session.path, Self.session, "SetLockedHint", [.bool(locked)]) } catch {
+      Log.warning("SetLockedHint(\(locked)) on session \(session.id): \(error)")
+    }
+  }
+
+  func lockSession(_ id: String) throws(BusError) {
+    _ = try bus.call(Self.name, Self.path, Self.manager, "LockSession", [.string(id)])
+  }
+}

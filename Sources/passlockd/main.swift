@@ -1,0 +1,65 @@
+import Dispatch
+import Glibc
+import PasslockBus
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+// passlockd: the systemd user service. `--help`, `--version`; otherwise runs
+// until stopped. Configuration errors exit 78 (EX_CONFIG) naming file:line.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--help"] || arguments == ["-h"] {
+  printOut("""
+    OVERVIEW: Lock your sessions with the passcode on suspend, idle and logind Lock.
+
+    USAGE: passlockd
+
+    Runs as a systemd user service (systemctl --user enable --now passlockd).
+    Configuration: passlock.conf, sections [Lock], [Idle], [Console]; see 'passlock config'.
+
+    """)
+  exit(0)
+}
+if arguments == ["--version"] {
+  printOut("passlockd \(CLI.version)\n")
+  exit(0)
+}
+if !arguments.isEmpty {
+  printError("Error: Unexpected argument '\(arguments[0])'\nUsage: passlockd\n  See 'passlockd --help' for more information.\n")
+  exit(64)
+}
+
+signal(SIGPIPE, SIG_IGN)
+
+let config: Config
+do {
+  config = try ConfigLoader.load()
+} catch {
+  printError("<3>passlockd: \(error)\n")
+  exit(78)
+}
+
+/// The overlay binary: PASSLOCK_BIN, else `passlock` beside this executable.
+func overlayBinary() -> String {
+  if let path = environment("PASSLOCK_BIN"), path.hasPrefix("/") { return path }
+  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+  let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+  let exe = n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+  return (exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? ".") + "/passlock"
+}
+
+/// The daemon, alive for the life of the process (dispatchMain never returns).
+let daemon: Daemon = MainActor.assumeIsolated {
+  do {
+    let daemon = Daemon(config: config, bus: try Bus(), passlock: overlayBinary())
+    try daemon.start()
+    ControlSocket.start(daemon: daemon)
+    return daemon
+  } catch {
+    Log.error("cannot start: \(error)")
+    exit(1)
+  }
+}
+
+withExtendedLifetime(daemon) { dispatchMain() }
