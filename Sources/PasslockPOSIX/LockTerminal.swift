@@ -12,6 +12,8 @@ public final class LockTerminal {
   private let ownsDescriptor: Bool
   private var saved = termios()
   private var active = false
+  /// A session's job stopped while we hold its terminal (only with `--tty`).
+  private var frozen: ForegroundJob?
 
   /// Takes over `fd` (the caller's terminal) or, with `path`, opens that device.
   public init(path: String?, term: String?) throws(LockTerminalError) {
@@ -52,6 +54,11 @@ public final class LockTerminal {
     raw.c_cc.5 = 0  // VTIME
     guard tcsetattr(fd.rawValue, TCSANOW, &raw) == 0 else { throw .setup(SystemError("tcsetattr")) }
     active = true
+    // Someone else's terminal: stop its foreground job so it cannot read our keys.
+    if ownsDescriptor, let job = ForegroundJob.of(fd) {
+      job.stop()
+      frozen = job
+    }
     flushInput()
     let screen = isLinuxConsole ? "\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[?1049h\u{1b}[H\u{1b}[2J"
     write(screen + "\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[?2004h")
@@ -78,6 +85,12 @@ public final class LockTerminal {
     let screen = isLinuxConsole ? "\u{1b}[0m\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[0m\u{1b}[?1049l"
     write("\u{1b}[?2004l\u{1b}[?1006l\u{1b}[?1000l" + screen + "\u{1b}[?25h")
     _ = tcsetattr(fd.rawValue, TCSADRAIN, &saved)
+  }
+
+  /// After a real unlock only: the session's job runs again.
+  public func releaseSession() {
+    frozen?.resume()
+    frozen = nil
   }
 }
 

@@ -69,6 +69,7 @@ final class PasscodeOverlay {
       // A passcode check already counted its attempt: let it finish and be reaped.
       pending?.abandon()
       terminal.restore()
+      if screen.finished { terminal.releaseSession() }
     }
     apply(screen.start())
     draw()

@@ -1,0 +1,45 @@
+import Glibc
+
+/// The foreground process group of a terminal we do not control (a session's
+/// TTY taken over with `--tty`): while the lock is up it is stopped, so the
+/// session's shell cannot read keys meant for the lock screen; it is continued
+/// after a real unlock. If the lock screen dies, it stays stopped: fail closed.
+/// (A terminal multiplexer continues stopped pane processes on its own; there
+/// the session's shell can still compete for input. The daemon's targets are
+/// dedicated ttys and serial consoles, where nothing does that.)
+public struct ForegroundJob {
+  public let processGroup: pid_t
+
+  /// Finds the group through /proc (tcgetpgrp only works on one's own
+  /// controlling terminal): the tpgid of any process whose tty is `fd`'s device.
+  public static func of(_ fd: FileDescriptor) -> ForegroundJob? {
+    guard let device = try? fd.status().st_rdev, device != 0, let proc = opendir("/proc") else { return nil }
+    defer { closedir(proc) }
+    while let entry = readdir(proc) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard let pid = pid_t(name), pid != getpid() else { continue }
+      guard let fields = statFields(pid), fields.count > 5, UInt64(fields[4]) == UInt64(device),
+        let group = pid_t(fields[5]), group > 0, group != getpgrp()
+      else { continue }
+      return ForegroundJob(processGroup: group)
+    }
+    return nil
+  }
+
+  /// The fields of /proc/PID/stat after the command name: state, ppid, pgrp,
+  /// session, tty_nr, tpgid, …
+  static func statFields(_ pid: pid_t) -> [Substring]? {
+    let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    let n = read(fd, &buffer, buffer.count)
+    guard n > 0 else { return nil }
+    let text = String(decoding: buffer[..<n], as: UTF8.self)
+    guard let close = text.lastIndex(of: ")") else { return nil }
+    return text[text.index(after: close)...].split(separator: " ")
+  }
+
+  public func stop() { _ = kill(-processGroup, SIGSTOP) }
+  public func resume() { _ = kill(-processGroup, SIGCONT) }
+}
