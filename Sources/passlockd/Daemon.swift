@@ -45,11 +45,13 @@ final class Daemon {
 
   func start() throws(BusError) {
     try subscribe()
-    refreshPasscode()
     try refreshSessions()
-    if passcodeSet { takeInhibitor() }
+    refreshPasscode()  // takes the inhibitor when a passcode exists
     // A daemon killed while sessions were locked locks them again.
     for id in records?.all() ?? [] {
+      // A locker that outlived its daemon is replaced, not doubled: two lock
+      // screens must never share a terminal. Its session stays locked meanwhile.
+      if let orphan = records?.survivingLocker(id) { kill(orphan, SIGKILL) }
       if let session = sessions[id] { lock(session, reason: "restart") } else { records?.remove(id) }
     }
     if config.bool("Lock.OnStart") { lockAll(reason: "start") }
@@ -65,11 +67,13 @@ final class Daemon {
       [unowned self] message in
       MainActor.assumeIsolated { prepareForSleep((try? message.bool()) ?? false) }
     }
-    for member in ["SessionNew", "SessionRemoved"] {
-      try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: member) {
-        [unowned self] _ in
-        MainActor.assumeIsolated { try? refreshSessions() }
-      }
+    try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionNew") {
+      [unowned self] _ in
+      MainActor.assumeIsolated { try? refreshSessions() }
+    }
+    try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionRemoved") {
+      [unowned self] message in
+      MainActor.assumeIsolated { if let id = try? message.string() { sessionRemoved(id) } }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [unowned self] message in
       MainActor.assumeIsolated {
@@ -151,17 +155,23 @@ final class Daemon {
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
   }
 
+  /// Adds and updates sessions from ListSessions. Sessions missing from the
+  /// list are kept: a logind that just came back may not know them yet, and
+  /// lock state must survive that. Only SessionRemoved forgets a session.
   func refreshSessions() throws(BusError) {
-    let current = try logind.sessions(of: uid)
-    let ids = Set(current.map(\.id))
-    for id in sessions.keys where !ids.contains(id) {
-      lockers[id]?.kill()
-      lockers[id] = nil
-      records?.remove(id)
-      problems[id] = nil
-    }
-    sessions = Dictionary(uniqueKeysWithValues: current.map { ($0.id, $0) })
+    for session in try logind.sessions(of: uid) { sessions[session.id] = session }
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  private func sessionRemoved(_ id: String) {
+    guard sessions[id] != nil else { return }
+    Log.info("session \(id): logged out")
+    lockers[id]?.kill()
+    lockers[id] = nil
+    records?.remove(id)
+    problems[id] = nil
+    sessions[id] = nil
+    idle.stop(id)
   }
 
   /// `passlock lock --session`: every path goes through logind's Lock signal.
@@ -199,7 +209,6 @@ final class Daemon {
     problems[session.id] = nil
     guard startLocker(session) else { return }
     Log.info("session \(session.id): locked (\(reason)) on \(session.tty)")
-    records?.add(session.id)
     logind.setLockedHint(session, true)
     idle.stop(session.id)
   }
@@ -207,9 +216,11 @@ final class Daemon {
   @discardableResult
   private func startLocker(_ session: Logind.SessionInfo) -> Bool {
     do {
-      lockers[session.id] = try Locker(sessionID: session.id, tty: session.tty, passlock: passlock) { [unowned self] in
+      let locker = try Locker(sessionID: session.id, tty: session.tty, passlock: passlock) { [unowned self] in
         releaseIfEveryLockerIsReady()
       }
+      lockers[session.id] = locker
+      records?.add(session.id, locker: locker.pid)
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"

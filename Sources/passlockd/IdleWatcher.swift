@@ -43,7 +43,9 @@ final class IdleWatcher {
     let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds)
     let wait = max(0, deadline - wallClockSeconds())
     let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(wallDeadline: .now() + .seconds(Int(wait)))
+    // A monotonic deadline: wall-clock Dispatch timers fire at once on Linux
+    // here. The atime is re-read when it fires, so a clock jump costs nothing.
+    timer.schedule(deadline: .now() + .seconds(Int(wait)))
     timer.setEventHandler { [unowned self] in
       MainActor.assumeIsolated { fired(id, tty: tty) }
     }

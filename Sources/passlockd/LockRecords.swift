@@ -1,8 +1,10 @@
 import Glibc
+import PasslockCore
 import PasslockPOSIX
 
-/// What is locked, under $XDG_RUNTIME_DIR/passlock/locked/: one empty file per
-/// session, so a daemon that was killed and started again locks them again.
+/// What is locked, under $XDG_RUNTIME_DIR/passlock/locked/: one file per
+/// session holding its locker's pid, so a daemon that was killed and started
+/// again locks them again (and replaces a locker that outlived it).
 struct LockRecords {
   let directory: String
 
@@ -14,13 +16,26 @@ struct LockRecords {
     return LockRecords(directory: base + "/locked")
   }
 
-  func add(_ session: String) {
+  func add(_ session: String, locker: pid_t) {
     guard Self.isSafe(session) else { return }
-    let fd = open(directory + "/" + session, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    let fd = open(directory + "/" + session, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     if fd >= 0 {
+      try? FileDescriptor(rawValue: fd).writeAll("\(locker)\n")
       fsync(fd)
       close(fd)
     }
+  }
+
+  /// The locker pid recorded for `session`, if it is still a running `passlock`.
+  func survivingLocker(_ session: String) -> pid_t? {
+    guard Self.isSafe(session), let fd = try? FileDescriptor.open(directory + "/" + session, O_RDONLY) else { return nil }
+    defer { fd.close() }
+    guard let text = try? fd.readAll(limit: 64), let pid = pid_t(String(decoding: text, as: UTF8.self).trimming("\n")),
+      pid > 0, let command = try? FileDescriptor.open("/proc/\(pid)/cmdline", O_RDONLY)
+    else { return nil }
+    defer { command.close() }
+    let words = ((try? command.readAll()) ?? []).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    return words.first?.hasSuffix("passlock") == true && words.dropFirst().first == "lock" ? pid : nil
   }
 
   func remove(_ session: String) {
