@@ -19,6 +19,7 @@ let package = Package(
     .executable(name: "passlock", targets: ["passlock"]),
     .executable(name: "passlock-auth", targets: ["passlock-auth"]),
     .executable(name: "passlockd", targets: ["passlockd"]),
+    .executable(name: "passlock-vt", targets: ["passlock-vt"]),
     // Built as libpam_passlock.so; installed as pam_passlock.so.
     .library(name: "pam_passlock", type: .dynamic, targets: ["PAMPasslock"]),
     // A stand-in for pam_fprintd in tests; never installed.
@@ -61,6 +62,10 @@ let package = Package(
       name: "passlock",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       linkerSettings: fullyStatic),
+    .executableTarget(
+      name: "passlock-vt",
+      dependencies: ["PasslockCore", "PasslockPOSIX"],
+      linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],

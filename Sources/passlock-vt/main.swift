@@ -1,0 +1,116 @@
+import Glibc
+import PasslockCore
+
+// passlock-vt: the console holder, installed setuid root, like physlock.
+//
+//   passlock-vt --vt N [--ready-fd M]   lock the console of VT N (yours, or any as root)
+//   passlock-vt --release               root: undo a lock whose holder was killed
+//
+// Root is used for the VT ioctls, the kernel knobs and the lock VT's owner;
+// the lock screen itself runs as the caller. Unlocks only when it exits 0.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func fail(_ error: HolderError) -> Never {
+  printError("passlock-vt: \(error)\n")
+  if case .usage = error { exit(64) }
+  exit(1)
+}
+
+func printError(_ text: String) { _ = text.withCString { write(2, $0, strlen($0)) } }
+
+if arguments.first == "--exec-overlay", arguments.count == 3 {
+  OverlayRunner.execAsUser(overlay: arguments[1], tty: arguments[2])
+}
+if arguments == ["--help"] {
+  let help = "USAGE: passlock-vt --vt N [--ready-fd FD]\n       passlock-vt --release   (root)\n"
+  _ = help.withCString { write(1, $0, strlen($0)) }
+  exit(0)
+}
+if arguments == ["--version"] {
+  _ = "passlock-vt \(CLI.version)\n".withCString { write(1, $0, strlen($0)) }
+  exit(0)
+}
+if arguments == ["--release"] {
+  guard getuid() == 0 else { fail(.refused("--release is for root: it unlocks a console without the passcode")) }
+  do { try Holder.release() } catch { fail(error) }
+  exit(0)
+}
+
+var sessionVT: Int32?
+var readyFD: Int32?
+var rest = arguments[...]
+while let argument = rest.popFirst() {
+  switch argument {
+  case "--vt": sessionVT = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 0 && $0 < 64 ? $0 : nil }
+  case "--ready-fd": readyFD = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 2 ? $0 : nil }
+  default: fail(.usage("unknown argument '\(argument)'; see 'passlock-vt --help'"))
+  }
+}
+guard let sessionVT else { fail(.usage("--vt N is required; see 'passlock-vt --help'")) }
+
+// Only the owner of that VT (or root) may lock it.
+let caller = getuid()
+var tty = stat()
+guard stat("/dev/tty\(sessionVT)", &tty) == 0 else { fail(.refused("/dev/tty\(sessionVT) does not exist")) }
+guard caller == 0 || tty.st_uid == caller else {
+  fail(.refused("/dev/tty\(sessionVT) is not yours (owner uid \(tty.st_uid)); only its owner or root may lock it"))
+}
+// Pre-flight: never lock a console that nothing could unlock.
+guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
+  fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
+}
+
+// The holder must outlive memory pressure, and must not die with a terminal.
+KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
+for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
+
+let console: Console
+let holder: Holder
+let lockFD: Int32
+do {
+  console = try Console()
+  (holder, lockFD) = try Holder.begin(console: console, user: caller)
+} catch {
+  fail(error)
+}
+
+/// Runs lock screens until one exits 0; restarts the others at once, with a
+/// backoff, and after 5 quick failures in a row says so on the lock VT.
+var quickFailures = 0
+var toldParent = false
+while true {
+  var pipeFDs: [Int32] = [0, 0]
+  guard pipe(&pipeFDs) == 0 else { fail(.system("pipe", errno)) }
+  for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+  let started = time(nil)
+  let pid: pid_t
+  do { pid = try OverlayRunner.start(tty: holder.lockTTY, readyPipe: pipeFDs[1]) } catch {
+    close(pipeFDs[0]); close(pipeFDs[1])
+    holder.emergency(lockFD)
+    sleep(5)
+    continue
+  }
+  close(pipeFDs[1])
+  var byte: UInt8 = 0
+  if read(pipeFDs[0], &byte, 1) == 1, !toldParent, let readyFD {
+    // The first frame is on the lock VT: the daemon may let the machine sleep.
+    _ = write(readyFD, &byte, 1)
+    close(readyFD)
+    toldParent = true
+  }
+  close(pipeFDs[0])
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+  if status == 0 {
+    holder.end(closing: lockFD)
+    exit(0)
+  }
+  quickFailures = time(nil) - started < 5 ? quickFailures + 1 : 0
+  if quickFailures >= 5 {
+    holder.emergency(lockFD)
+    sleep(30)
+  } else if quickFailures > 2 {
+    usleep(UInt32(100_000 << (quickFailures - 3)))
+  }
+}
