@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+/// passlock-vt on this VM's real virtual consoles (root only). Every test
+/// restores the active VT, the lock switch, the console log level and the VTs
+/// it allocated, also when it fails (`passlock-vt --release` in `deinit`).
+@Suite(.serialized, .enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
+final class ConsoleHolderTests {
+  typealias VT = VirtualConsoleTests
+  let h = Harness()
+  let original = VT.activeConsole()
+  let session: VT.FreeConsole
+  var holder: pid_t = 0
+  let logLevel = ConsoleHolderTests.consoleLogLevel()
+
+  init() throws {
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+    session = try VT.FreeConsole()
+    // "Lock from VT N": the session's VT is on screen when the lock starts.
+    try Self.activate(session.number)
+  }
+
+  deinit {
+    if holder > 0 { kill(holder, SIGKILL) }
+    _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+    for pid in overlays() { kill(pid, SIGKILL) }
+    try? Self.activate(Int32(original))
+    session.release()
+    #expect(Self.consoleLogLevel() == logLevel, "console log level restored")
+  }
+
+  static func consoleLogLevel() -> String {
+    ((try? String(contentsOfFile: "/proc/sys/kernel/printk", encoding: .utf8)) ?? "").split(separator: "\t").first.map(String.init) ?? ""
+  }
+
+  static func activate(_ vt: Int32) throws {
+    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
+    defer { close(console) }
+    _ = ioctl(console, 0x5606, vt)  // VT_ACTIVATE (refused silently while switching is locked)
+    usleep(50_000)
+  }
+
+  /// Whether VT `n` is open (VT_GETSTATE's v_state bit).
+  static func isAllocated(_ n: Int32) -> Bool {
+    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
+    defer { close(console) }
+    var state = [UInt16](repeating: 0, count: 3)
+    _ = ioctl(console, VT.VT_GETSTATE, &state)
+    return n < 16 && state[2] & (1 << UInt16(n)) != 0
+  }
+
+  func overlays() -> [pid_t] {
+    let out = h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
+    return out.split(separator: "\n").compactMap { pid_t($0) }
+  }
+
+  /// Starts the holder for the session VT; returns the lock VT once the first frame is up.
+  func lock() throws -> Int32 {
+    var ready: [Int32] = [0, 0]
+    pipe(&ready)
+    holder = try #require(Spawn.start(
+      [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"],
+      environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+    close(ready[1])
+    var byte: UInt8 = 0
+    var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
+    #expect(poll(&poller, 1, 10_000) == 1 && read(ready[0], &byte, 1) == 1, "the ready byte after the first frame")
+    close(ready[0])
+    return Int32(VT.activeConsole())
+  }
+
+  func screen(_ vt: Int32) -> String {
+    let bytes = VT.FreeConsole.readDevice("/dev/vcsu\(vt)")
+    var text = ""
+    for i in stride(from: 0, to: bytes.count - 3, by: 4) {
+      text.unicodeScalars.append(Unicode.Scalar(UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16) ?? " ")
+    }
+    return text
+  }
+
+  func type(_ text: String, on vt: Int32) {
+    let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY)
+    defer { close(fd) }
+    for var byte in Array(text.utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+  }
+
+  func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() && Date() < deadline { usleep(5_000) }
+    #expect(condition(), "\(what)")
+  }
+
+  @Test func lockSwitchRefusalWrongRightAndEverythingRestored() throws {
+    let lockVT = try lock()
+    #expect(lockVT != session.number, "the lock has a VT of its own")
+    #expect(screen(lockVT).contains("Enter Passcode"))
+    #expect(Self.consoleLogLevel() == "1", "kernel messages muted")
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() == lockVT, "chvt does not switch while locked")
+    type("1111", on: lockVT)
+    waitFor("a wrong passcode is refused") { screen(lockVT).contains("Passcode didn't match") }
+    usleep(400_000)
+    type("2580", on: lockVT)
+    let exit = Spawn.wait(holder, seconds: 5)
+    #expect(exit == 0, "the holder exits 0 after the right passcode")
+    holder = 0
+    #expect(VT.activeConsole() == session.number, "the session's VT is back")
+    #expect(!Self.isAllocated(lockVT), "the lock VT is freed")
+    #expect(Self.consoleLogLevel() == logLevel)
+    try Self.activate(Int32(original))
+    #expect(VT.activeConsole() == original, "switching is allowed again")
+  }
+
+  @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {
+    let lockVT = try lock()
+    let first = try #require(overlays().first)
+    kill(first, SIGKILL)
+    let killedAt = Date()
+    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    #expect(Date().timeIntervalSince(killedAt) < 0.1, "back within 100 ms")
+    #expect(VT.activeConsole() == lockVT)
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() == lockVT, "switching still locked")
+
+    // The holder itself killed: the console stays locked (fail closed)…
+    kill(holder, SIGKILL)
+    _ = Spawn.wait(holder, seconds: 2)
+    holder = 0
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() == lockVT, "switching stays locked without the holder")
+    // …until root releases it.
+    let release = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+    #expect(release.status == 0)
+    #expect(VT.activeConsole() == session.number, "--release switches back")
+    #expect(Self.consoleLogLevel() == logLevel)
+    try Self.activate(Int32(original))
+    #expect(VT.activeConsole() == original, "and allows switching")
+  }
+}
