@@ -14,8 +14,12 @@ final class ConsoleHolderTests {
   let logLevel = ConsoleHolderTests.consoleLogLevel()
 
   init() throws {
+    ConsoleAccess.acquire()
     #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
-    session = try VT.FreeConsole()
+    do { session = try VT.FreeConsole() } catch {
+      ConsoleAccess.release()
+      throw error
+    }
     // "Lock from VT N": the session's VT is on screen when the lock starts.
     try Self.activate(session.number)
   }
@@ -27,6 +31,7 @@ final class ConsoleHolderTests {
     try? Self.activate(Int32(original))
     session.release()
     #expect(Self.consoleLogLevel() == logLevel, "console log level restored")
+    ConsoleAccess.release()
   }
 
   static func consoleLogLevel() -> String {

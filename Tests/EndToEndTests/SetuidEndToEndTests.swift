@@ -25,6 +25,7 @@ final class SetuidEndToEndTests {
       install -o root -g root -m 4755 \(bin)/passlock-auth \(prefix)/bin/passlock-auth
       install -o root -g root -m 755 \(bin)/passlock \(prefix)/bin/passlock
       install -o root -g root -m 755 \(bin)/pam-cycles \(prefix)/bin/pam-cycles
+      install -o root -g root -m 4755 \(bin)/passlock-vt \(prefix)/bin/passlock-vt
       mkdir -p \(prefix)/lib/security \(prefix)/module.d
       install -o root -g root -m 644 \(bin)/libpam_passlock.so \(prefix)/lib/security/pam_passlock.so
       printf 'auth required \(prefix)/lib/security/pam_passlock.so helper=\(prefix)/bin/passlock-auth\n' > \(prefix)/module.d/passcode-test
@@ -125,6 +126,57 @@ final class SetuidEndToEndTests {
     #expect(passlock("status", "--json").stdout.contains("\"failed_attempts\":1,"))
     let peek = asUser(["/bin/cat", storeDirectory + "/passcode"])
     #expect(peek.status != 0, "the user still cannot read the store")
+  }
+
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0, "needs kernel virtual consoles"))
+  func theConsoleHolderRunsTheLockScreenAsTheUser() throws {
+    ConsoleAccess.acquire()
+    defer { ConsoleAccess.release() }
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    let original = VirtualConsoleTests.activeConsole()
+    let vt = try VirtualConsoleTests.FreeConsole()
+    var holder: pid_t = 0
+    defer {
+      if holder > 0 { kill(holder, SIGKILL) }
+      _ = try? Self.sh("\(prefix)/bin/passlock-vt --release; pkill -9 -f 'passlock lock --tty /dev/tty' || true")
+      try? ConsoleHolderTests.activate(Int32(original))
+      chown("/dev/tty\(vt.number)", 0, 5)
+      vt.release()
+    }
+    // Someone else's VT is refused.
+    let foreign = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(original)])
+    #expect(foreign.status == 1)
+    #expect(foreign.stderr.contains("is not yours"), "\(foreign.stderr)")
+
+    chown("/dev/tty\(vt.number)", uid, 5)
+    try ConsoleHolderTests.activate(vt.number)
+    holder = try #require(Spawn.start(
+      ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt", String(vt.number)],
+      environment: ["PATH": "/usr/bin:/bin"]))
+    var overlay: pid_t?
+    let deadline = Date().addingTimeInterval(10)
+    while overlay == nil && Date() < deadline {
+      let found = Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
+      overlay = found.split(separator: "\n").compactMap { pid_t($0) }.first
+      usleep(20_000)
+    }
+    let pid = try #require(overlay, "the lock screen started")
+    usleep(300_000)
+    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    let line = { (key: String) in status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map(String.init) ?? "" }
+    #expect(line("Uid") == "Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)", "real, effective, saved and fs uid are the user's")
+    #expect(line("Gid") == "Gid:\t\(gid)\t\(gid)\t\(gid)\t\(gid)")
+    #expect(line("Groups") == "Groups:\t\(gid) ", "only the user's groups")
+    #expect(line("CapEff") == "CapEff:\t0000000000000000", "no capabilities")
+    #expect(line("CapPrm") == "CapPrm:\t0000000000000000")
+    let lockVT = Int32(VirtualConsoleTests.activeConsole())
+    #expect(lockVT != vt.number)
+    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+    close(fd)
+    #expect(Spawn.wait(holder, seconds: 10) == 0, "the user's passcode unlocks through the setuid gatekeeper")
+    holder = 0
+    #expect(VirtualConsoleTests.activeConsole() == vt.number)
   }
 
   @Test func aConfigNotOwnedByRootIsRefused() throws {

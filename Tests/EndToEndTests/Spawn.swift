@@ -41,3 +41,13 @@ enum Spawn {
     return nil
   }
 }
+
+/// The kernel's consoles are one shared resource: tests that allocate, switch
+/// or lock VTs take this first, whichever suite they are in (suites run in
+/// parallel). A semaphore, since a test's init and deinit may run on
+/// different threads.
+enum ConsoleAccess {
+  nonisolated(unsafe) static let semaphore = DispatchSemaphore(value: 1)  // DispatchSemaphore is thread-safe
+  static func acquire() { semaphore.wait() }
+  static func release() { semaphore.signal() }
+}

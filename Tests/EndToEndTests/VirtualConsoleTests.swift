@@ -77,6 +77,8 @@ struct VirtualConsoleTests {
   }
 
   @Test func theOverlayDrawsWithConsoleGlyphsAndUnlocks() throws {
+    ConsoleAccess.acquire()
+    defer { ConsoleAccess.release() }
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")
     let active = Self.activeConsole()
