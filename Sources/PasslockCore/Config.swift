@@ -82,8 +82,8 @@ public struct Config: Equatable, Sendable {
       section: "Idle", key: "LockAfterSec", defaultValue: "0", kind: .integer(0...86_400),
       help: "Lock a TTY session after this many seconds without input (0: never)."),
     Key(
-      section: "Console", key: "Mode", defaultValue: "direct", kind: .choice(["direct"]),
-      help: "How passlockd takes over a session's terminal: direct (passlock lock --tty on the session's TTY)."),
+      section: "Console", key: "Mode", defaultValue: "auto", kind: .choice(["auto", "vt", "direct"]),
+      help: "How passlockd takes over a session's terminal: vt (passlock-vt, a VT of its own), direct (passlock lock --tty), auto (vt for VT sessions)."),
   ]
 
   /// Colour names: the eight ANSI colours, their bright forms, and default.

@@ -65,6 +65,12 @@ guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
 KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
 for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
 
+/// The running lock screen, for the SIGUSR1 handler (written before each
+/// spawn, read in the handler: a plain aligned word).
+nonisolated(unsafe) var currentOverlay: pid_t = 0
+// passlockd sends SIGUSR1 after resume: the lock screen drops input typed in the dark.
+Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SIGUSR1) } }
+
 let console: Console
 let holder: Holder
 let lockFD: Int32
@@ -92,6 +98,7 @@ while true {
     continue
   }
   close(pipeFDs[1])
+  currentOverlay = pid
   var byte: UInt8 = 0
   if read(pipeFDs[0], &byte, 1) == 1, !toldParent, let readyFD {
     // The first frame is on the lock VT: the daemon may let the machine sleep.
@@ -101,6 +108,7 @@ while true {
   }
   close(pipeFDs[0])
   var status: Int32 = 0
+  defer { currentOverlay = 0 }
   while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
   if status == 0 {
     holder.end(closing: lockFD)

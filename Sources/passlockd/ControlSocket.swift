@@ -100,7 +100,8 @@ struct DaemonStatus {
     let now = wallClockSeconds()
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
       Row(
-        id: session.id, tty: session.tty, remote: session.remote, locked: daemon.lockers[session.id] != nil,
+        id: session.id, tty: session.tty, remote: session.remote,
+        locked: daemon.lockers[session.id] != nil || daemon.adopted[session.id] != nil,
         idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id])
     }
   }

@@ -14,8 +14,9 @@ final class Daemon {
   let bus: Bus
   let logind: Logind
   let uid = getuid()
-  /// The overlay binary lockers run.
+  /// The lock screen (direct mode) and the console holder (VT mode).
   let passlock: String
+  var consoleHolder: String { Self.sibling(of: passlock, "passlock-vt") }
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
   lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec")) { [unowned self] id in
@@ -32,6 +33,8 @@ final class Daemon {
   private var sleepSignalAt: UInt64 = 0
   private var restarts: [String: (count: Int, at: UInt64)] = [:]
   private var inhibitRetry = 0
+  /// Console holders that outlived a previous daemon, by session.
+  private(set) var adopted: [String: pid_t] = [:]
   private var sources: [DispatchSourceProtocol] = []
 
   init(config: Config, bus: Bus, passlock: String) {
@@ -49,10 +52,22 @@ final class Daemon {
     refreshPasscode()  // takes the inhibitor when a passcode exists
     // A daemon killed while sessions were locked locks them again.
     for id in records?.all() ?? [] {
-      // A locker that outlived its daemon is replaced, not doubled: two lock
-      // screens must never share a terminal. Its session stays locked meanwhile.
-      if let orphan = records?.survivingLocker(id) { kill(orphan, SIGKILL) }
-      if let session = sessions[id] { lock(session, reason: "restart") } else { records?.remove(id) }
+      guard let session = sessions[id] else {
+        records?.remove(id)
+        continue
+      }
+      if let orphan = records?.survivingLocker(id) {
+        if orphan.isConsoleHolder {
+          // A console holder that outlived its daemon keeps the console: no
+          // second holder on the same session. Watched until it ends.
+          adopt(orphan.pid, session)
+          continue
+        }
+        // A direct-mode lock screen is replaced, not doubled: two must never
+        // share a terminal. The session stays locked meanwhile.
+        kill(orphan.pid, SIGKILL)
+      }
+      lock(session, reason: "restart")
     }
     if config.bool("Lock.OnStart") { lockAll(reason: "start") }
     watchBus()
@@ -195,12 +210,12 @@ final class Daemon {
   }
 
   func lock(_ session: Logind.SessionInfo, reason: String) {
-    guard lockers[session.id] == nil else { return }  // one lock per session, never stacked
+    guard lockers[session.id] == nil, adopted[session.id] == nil else { return }  // one lock per session, never stacked
     guard passcodeSet else {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    guard !session.tty.isEmpty, access(session.tty, R_OK | W_OK) == 0 else {
+    guard !session.tty.isEmpty, consoleVT(session) != nil || access(session.tty, R_OK | W_OK) == 0 else {
       let why = session.tty.isEmpty ? "it has no TTY" : "\(session.tty) cannot be opened by this user"
       problems[session.id] = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
@@ -213,10 +228,44 @@ final class Daemon {
     idle.stop(session.id)
   }
 
+  static func sibling(of path: String, _ name: String) -> String {
+    (path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".") + "/" + name
+  }
+
+  /// The VT number when the session should be locked on a VT of its own.
+  func consoleVT(_ session: Logind.SessionInfo) -> Int32? {
+    let mode = config["Console.Mode"]
+    guard mode != "direct", session.vtNumber > 0, session.tty == "/dev/tty\(session.vtNumber)" else { return nil }
+    return Int32(session.vtNumber)
+  }
+
+  /// What runs the lock, or why nothing can (pre-flight: never lock what
+  /// could not be unlocked — physlock users lost consoles that way).
+  func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
+    if let vt = consoleVT(session) {
+      guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
+        return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
+      }
+      return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"])
+    }
+    guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
+    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"])
+  }
+
+  struct LockProblem: Error { var text: String }
+
   @discardableResult
   private func startLocker(_ session: Logind.SessionInfo) -> Bool {
+    let command: [String]
+    switch lockCommand(session) {
+    case .success(let ready): command = ready
+    case .failure(let problem):
+      problems[session.id] = "cannot lock: \(problem.text)"
+      Log.error("session \(session.id): refusing to lock: \(problem.text)")
+      return false
+    }
     do {
-      let locker = try Locker(sessionID: session.id, tty: session.tty, passlock: passlock) { [unowned self] in
+      let locker = try Locker(sessionID: session.id, command: command) { [unowned self] in
         releaseIfEveryLockerIsReady()
       }
       lockers[session.id] = locker
@@ -224,7 +273,7 @@ final class Daemon {
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"
-      Log.error("session \(session.id): cannot start \(passlock): \(error)")
+      Log.error("session \(session.id): cannot start \(command[0]): \(error)")
       return false
     }
   }
@@ -260,6 +309,32 @@ final class Daemon {
     if delay == 0 { restart() } else {
       DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
     }
+  }
+
+  /// Watches a console holder we did not start (it survived a daemon
+  /// restart). Not our child: its end is noticed by polling once a second,
+  /// and only while one exists. A clean unlock removes its state file.
+  private func adopt(_ pid: pid_t, _ session: Logind.SessionInfo) {
+    Log.info("session \(session.id): the console holder \(pid) survived a restart; keeping it")
+    adopted[session.id] = pid
+    logind.setLockedHint(session, true)
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(deadline: .now() + 1, repeating: 1)
+    timer.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated {
+        guard kill(pid, 0) == -1 && errno == ESRCH else { return }
+        timer.cancel()
+        adopted[session.id] = nil
+        if access("/run/passlock-vt.state", F_OK) == 0 {
+          Log.warning("session \(session.id): the console holder died; locking again")
+          lock(session, reason: "holder died")
+        } else {
+          unlocked(session)
+        }
+      }
+    }
+    timer.resume()
+    sources.append(timer)
   }
 
   // MARK: The sleep handshake

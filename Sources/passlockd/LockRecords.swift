@@ -26,8 +26,13 @@ struct LockRecords {
     }
   }
 
-  /// The locker pid recorded for `session`, if it is still a running `passlock`.
-  func survivingLocker(_ session: String) -> pid_t? {
+  struct Survivor {
+    var pid: pid_t
+    var isConsoleHolder: Bool
+  }
+
+  /// The locker recorded for `session`, if it still runs (`passlock lock` or `passlock-vt`).
+  func survivingLocker(_ session: String) -> Survivor? {
     guard Self.isSafe(session), let fd = try? FileDescriptor.open(directory + "/" + session, O_RDONLY) else { return nil }
     defer { fd.close() }
     guard let text = try? fd.readAll(limit: 64), let pid = pid_t(String(decoding: text, as: UTF8.self).trimming("\n")),
@@ -35,7 +40,9 @@ struct LockRecords {
     else { return nil }
     defer { command.close() }
     let words = ((try? command.readAll()) ?? []).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-    return words.first?.hasSuffix("passlock") == true && words.dropFirst().first == "lock" ? pid : nil
+    guard let program = words.first else { return nil }
+    if program.hasSuffix("passlock-vt") { return Survivor(pid: pid, isConsoleHolder: true) }
+    return program.hasSuffix("passlock") && words.dropFirst().first == "lock" ? Survivor(pid: pid, isConsoleHolder: false) : nil
   }
 
   func remove(_ session: String) {

@@ -2,8 +2,10 @@ import Dispatch
 import Glibc
 import PasslockPOSIX
 
-/// One running `passlock lock --tty DEVICE --ready-fd 3` for a session: the
-/// overlay writes one byte on fd 3 once its first frame is on the terminal.
+/// One running lock for a session: `passlock lock --tty DEVICE --ready-fd 3`
+/// (direct mode) or `passlock-vt --vt N --ready-fd 3` (VT mode). Either writes
+/// one byte on fd 3 once the first frame is on screen, and exits 0 only
+/// after a real unlock.
 @MainActor
 final class Locker {
   let sessionID: String
@@ -12,15 +14,15 @@ final class Locker {
   private(set) var isReady = false
   private var readySource: DispatchSourceRead?
 
-  init(sessionID: String, tty: String, passlock: String, onReady: @escaping @MainActor () -> Void) throws(SystemError) {
+  init(sessionID: String, command: [String], onReady: @escaping @MainActor () -> Void) throws(SystemError) {
     self.sessionID = sessionID
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { throw SystemError("pipe") }
     for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     do {
+      let name = String(command[0].split(separator: "/").last ?? "")
       pid = try ChildProcess.launch(
-        passlock, arguments: ["passlock", "lock", "--tty", tty, "--ready-fd", "3"],
-        descriptors: [(parent: fds[1], child: 3)])
+        command[0], arguments: [name] + command.dropFirst(), descriptors: [(parent: fds[1], child: 3)])
     } catch {
       close(fds[0])
       close(fds[1])

@@ -138,6 +138,41 @@ final class DaemonEndToEndTests {
     #expect(logind.daemonLog.contains("locked (idle)"))
   }
 
+  @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
+  func aConsoleSessionIsLockedOnAVTOfItsOwnBeforeSleep() throws {
+    ConsoleAccess.acquire()
+    defer { ConsoleAccess.release() }
+    let original = VirtualConsoleTests.activeConsole()
+    let vt = try VirtualConsoleTests.FreeConsole()
+    defer {
+      logind.stopDaemon()
+      _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+      for pid in h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout.split(separator: "\n").compactMap({ pid_t($0) }) {
+        kill(pid, SIGKILL)
+      }
+      try? ConsoleHolderTests.activate(Int32(original))
+      vt.release()
+    }
+    try ConsoleHolderTests.activate(vt.number)
+    logind.moveSession(toVT: vt.number)
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    logind.emitPrepareForSleep(true)
+    waitFor("the inhibitor is released") { logind.inhibitors().isEmpty }
+    // Released only once the lock screen was on its own VT.
+    let lockVT = Int32(VirtualConsoleTests.activeConsole())
+    #expect(lockVT != vt.number)
+    let screen = VirtualConsoleTests.FreeConsole.readDevice("/dev/vcsu\(lockVT)")
+    let text = stride(from: 0, to: screen.count - 3, by: 4).map { Character(Unicode.Scalar(UInt32(screen[$0]) | UInt32(screen[$0 + 1]) << 8) ?? " ") }
+    #expect(String(text).contains("Enter Passcode"), "\(logind.daemonLog)")
+    logind.emitPrepareForSleep(false)
+    usleep(200_000)
+    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+    close(fd)
+    waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty && VirtualConsoleTests.activeConsole() == vt.number }
+  }
+
   @Test func aBadConfigExitsNamingFileAndLine() throws {
     try "[Idle]\nLockAfterSec=soon\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root

@@ -104,6 +104,11 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
       """)
   }
 
+  /// Makes the session a console session on VT `vt`.
+  func moveSession(toVT vt: Int32) {
+    python("session('\(session)').UpdateProperties(SESSION, {'TTY': 'tty\(vt)', 'VTNr': dbus.UInt32(\(vt))}, dbus_interface=MOCK)")
+  }
+
   func emitPrepareForSleep(_ going: Bool) {
     python("m.EmitSignal(MANAGER, 'PrepareForSleep', 'b', [\(going ? "True" : "False")], dbus_interface=MOCK)")
   }

@@ -43,7 +43,7 @@ import Testing
       LockAfterSec=0
 
       [Console]
-      Mode=direct
+      Mode=auto
 
       """)
   }
