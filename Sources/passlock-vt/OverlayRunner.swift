@@ -1,9 +1,11 @@
 import Glibc
 import PasslockPOSIX
 
-/// Runs the lock screen as the user: passlock-vt spawns itself in
-/// `--exec-overlay` mode (posix_spawn, never a bare fork), which drops to the
-/// caller's real uid, gid and groups for good and execs `passlock lock`.
+/// Runs the lock screen as the user. posix_spawn (never a bare fork) with
+/// POSIX_SPAWN_RESETIDS sets the child's effective uid and gid to the
+/// caller's real ones before the exec; the exec of the (not setuid) lock
+/// screen then copies them into the saved ids and clears every capability.
+/// Supplementary groups are the caller's already: setuid does not change them.
 enum OverlayRunner {
   /// The lock screen binary: `passlock` beside this executable (a root-owned
   /// install directory), never from the environment.
@@ -29,14 +31,32 @@ enum OverlayRunner {
 
   /// Starts one lock screen on `tty`; fd 3 in the child is `readyPipe`.
   static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
-    var environment = ["PATH=/usr/bin:/bin", "TERM=linux"]
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16384)
+    guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil else {
+      throw .refused("no password database entry for uid \(getuid())")
+    }
+    var environment = ["PATH=/usr/bin:/bin", "TERM=linux", "USER=" + String(cString: entry.pw_name)]
     for name in keptVariables { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
+    if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
+
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0) }
     posix_spawn_file_actions_adddup2(&actions, readyPipe, 3)
-    let words: [String] = ["passlock-vt", "--exec-overlay", overlayPath(), tty]
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t(), all = sigset_t()
+    sigemptyset(&empty)
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_RESETIDS | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    let words: [String] = ["passlock", "lock", "--tty", tty, "--ready-fd", "3"]
     let argv = words.map(cString) + [nil]
     let envp = environment.map(cString) + [nil]
     defer {
@@ -44,38 +64,9 @@ enum OverlayRunner {
       envp.forEach { free($0) }
     }
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, ownPath(), &actions, nil, argv, envp)
+    let rc = posix_spawn(&pid, overlayPath(), &actions, &attributes, argv, envp)
     guard rc == 0 else { throw .system("posix_spawn", rc) }
     return pid
-  }
-
-  /// The `--exec-overlay` side: drop to the real user, then exec.
-  static func execAsUser(overlay: String, tty: String) -> Never {
-    let uid = getuid()
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16384)
-    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { exit(126) }
-    let gid = entry.pw_gid
-    if uid != 0 || geteuid() != 0 {
-      // Supplementary groups first, while still root; then gid, then uid.
-      guard initgroups(entry.pw_name, gid) == 0, setgid(gid) == 0, setuid(uid) == 0 else { exit(126) }
-      // There must be no way back to root.
-      guard getuid() == uid, geteuid() == uid, getgid() == gid, getegid() == gid, setuid(0) != 0 else { exit(126) }
-    }
-    var environment: [String] = []
-    var p = environ
-    while let entry = p.pointee {
-      environment.append(String(cString: entry))
-      p += 1
-    }
-    environment.append("USER=" + String(cString: entry.pw_name))
-    if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
-    let words: [String] = ["passlock", "lock", "--tty", tty, "--ready-fd", "3"]
-    let argv = words.map(cString) + [nil]
-    let envp = environment.map(cString) + [nil]
-    execve(overlay, argv, envp)
-    exit(127)
   }
 }
 

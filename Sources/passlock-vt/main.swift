@@ -19,9 +19,6 @@ func fail(_ error: HolderError) -> Never {
 
 func printError(_ text: String) { _ = text.withCString { write(2, $0, strlen($0)) } }
 
-if arguments.first == "--exec-overlay", arguments.count == 3 {
-  OverlayRunner.execAsUser(overlay: arguments[1], tty: arguments[2])
-}
 if arguments == ["--help"] {
   let help = "USAGE: passlock-vt --vt N [--ready-fd FD]\n       passlock-vt --release   (root)\n"
   _ = help.withCString { write(1, $0, strlen($0)) }

@@ -8,13 +8,16 @@ import Testing
 final class ConsoleHolderTests {
   typealias VT = VirtualConsoleTests
   let h = Harness()
-  let original = VT.activeConsole()
+  let original: UInt16
   let session: VT.FreeConsole
   var holder: pid_t = 0
-  let logLevel = ConsoleHolderTests.consoleLogLevel()
+  let logLevel: String
 
   init() throws {
+    // Taken before anything is read: another suite's test may hold the console.
     ConsoleAccess.acquire()
+    original = VT.activeConsole()
+    logLevel = Self.consoleLogLevel()
     #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
     do { session = try VT.FreeConsole() } catch {
       ConsoleAccess.release()
