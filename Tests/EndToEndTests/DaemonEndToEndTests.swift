@@ -173,6 +173,45 @@ final class DaemonEndToEndTests {
     waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty && VirtualConsoleTests.activeConsole() == vt.number }
   }
 
+  @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
+  func aConsoleHolderOutlivingTheDaemonIsAdoptedNotDoubled() throws {
+    ConsoleAccess.acquire()
+    defer { ConsoleAccess.release() }
+    let original = VirtualConsoleTests.activeConsole()
+    let vt = try VirtualConsoleTests.FreeConsole()
+    let holders = { () -> [pid_t] in
+      self.h.run("/usr/bin/pgrep", ["-f", "passlock-vt --vt \(vt.number)"], input: Data()).stdout
+        .split(separator: "\n").compactMap { pid_t($0) }
+    }
+    defer {
+      logind.stopDaemon()
+      for pid in holders() { kill(pid, SIGKILL) }
+      _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+      for pid in h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout.split(separator: "\n").compactMap({ pid_t($0) }) {
+        kill(pid, SIGKILL)
+      }
+      try? ConsoleHolderTests.activate(Int32(original))
+      vt.release()
+    }
+    try ConsoleHolderTests.activate(vt.number)
+    logind.moveSession(toVT: vt.number)
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("the console holder runs") { holders().count == 1 && VirtualConsoleTests.activeConsole() != vt.number }
+    let lockVT = Int32(VirtualConsoleTests.activeConsole())
+    logind.stopDaemon(andLockers: false)
+    try logind.startDaemon()
+    usleep(300_000)
+    #expect(holders().count == 1, "no second holder on the same session")
+    #expect(logind.daemonLog.contains("survived a restart"))
+    #expect(logind.lockedHint)
+    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+    close(fd)
+    waitFor("the adopted holder's unlock is noticed") { holders().isEmpty && !logind.lockedHint }
+    #expect(VirtualConsoleTests.activeConsole() == vt.number)
+  }
+
   @Test func aBadConfigExitsNamingFileAndLine() throws {
     try "[Idle]\nLockAfterSec=soon\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
