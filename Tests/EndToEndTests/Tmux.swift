@@ -17,7 +17,8 @@ final class Tmux: @unchecked Sendable {  // used from one test at a time
     Self.spawnClean("for fd in $(ls /proc/$$/fd); do [ $fd -gt 2 ] && eval \"exec $fd>&-\"; done; " + start + " </dev/null >/dev/null 2>&1")
     tmux("set-option -g status off")
     // The session's environment reaches the shell; the binaries are on PATH.
-    type("export PATH='\(Harness.binDirectory)':$PATH TERM=xterm-256color; clear", enter: true)
+    // No history file: bash would write it into the harness's directory while it is being removed.
+    type("export PATH='\(Harness.binDirectory)':$PATH TERM=xterm-256color HISTFILE=/dev/null; clear", enter: true)
     _ = waitFor { $0.hasPrefix("$") }
   }
 
