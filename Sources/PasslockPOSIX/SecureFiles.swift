@@ -103,6 +103,16 @@ public struct SecureDirectory: ~Copyable {
     do { try fd.sync(path: path) } catch { throw .system(error) }
   }
 
+  /// flock(2) on the directory: serialises the store's read-modify-writes
+  /// between processes. Released by `unlock()` or when the process ends.
+  public func lock() throws(StoreFileError) {
+    guard retryingInterrupts({ flock(fd.rawValue, LOCK_EX) }) == 0 else {
+      throw .system(SystemError("flock", path: path))
+    }
+  }
+
+  public func unlock() { _ = flock(fd.rawValue, LOCK_UN) }
+
   /// Removes `name`; a missing file is fine.
   public func remove(_ name: String) throws(StoreFileError) {
     guard unlinkat(fd.rawValue, name, 0) == 0 || errno == ENOENT else {

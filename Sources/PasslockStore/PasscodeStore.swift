@@ -99,36 +99,67 @@ public struct PasscodeStore: ~Copyable {
 
   /// Checks `candidate`, counting the try on disk (fsynced) *before* the hash
   /// is computed, so killing the process mid-check cannot save an attempt.
+  ///
+  /// Other processes (lock screens, PAM hosts) verify concurrently: every
+  /// read-modify-write of the counter happens under the store's lock, and the
+  /// lock is never held while hashing (a stopped process must not block the
+  /// owner's lock screen for longer than one file write).
   public func verify(_ candidate: borrowing Secret, now: Int64, boot: String = BootID.current()) throws(StoreError) -> Verdict {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
-    let previous: AttemptRecord
-    switch attempts() {
-    case .unusable(let reason): return .accountPasswordRequired(reason: reason)
-    case .record(let attempts): previous = attempts
+    let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
+      let previous: AttemptRecord
+      switch attempts() {
+      case .unusable(let reason): return .failure(.accountPasswordRequired(reason))
+      case .record(let attempts): previous = attempts
+      }
+      switch previous.gate(now: now) {
+      case .open: break
+      case .wait(let seconds): return .failure(.wait(seconds))
+      case .accountPasswordRequired: return .failure(.accountPasswordRequired(nil))
+      }
+      let counted = previous.countingAttempt(now: now)
+      try write(counted)
+      return .success(counted)
     }
-    switch previous.gate(now: now) {
-    case .open: break
-    case .wait(let seconds): return .wait(seconds: seconds)
-    case .accountPasswordRequired: return .accountPasswordRequired(reason: nil)
+    let lastWrong: String
+    switch counted {
+    case .failure(.wait(let seconds)): return .wait(seconds: seconds)
+    case .failure(.accountPasswordRequired(let reason)): return .accountPasswordRequired(reason: reason)
+    case .success(let record): lastWrong = record.lastWrongHash
     }
 
-    var counted = previous.countingAttempt(now: now)
-    try write(counted)
     let computed: String
     do { computed = try PasscodeHasher.crypt(candidate, setting: record.hash) } catch { throw .hash(error) }
 
-    if ConstantTime.equals(computed, record.hash) {
-      try write(.succeeded(now: now, boot: boot))
-      return .match
+    return try exclusively { () throws(StoreError) -> Verdict in
+      // Re-read: other tries may have been counted while we hashed.
+      guard case .record(var current) = attempts() else { return .accountPasswordRequired(reason: nil) }
+      if ConstantTime.equals(computed, record.hash) {
+        try write(.succeeded(now: now, boot: boot))
+        return .match
+      }
+      if !lastWrong.isEmpty && ConstantTime.equals(computed, lastWrong) {
+        // The same wrong passcode twice in a row counts once, as on iOS: take
+        // back our own count only, never overwrite what others counted.
+        current.failures = max(0, current.failures - 1)
+      } else {
+        current.lastWrongHash = computed
+      }
+      try write(current)
+      return .mismatch(failures: current.failures, next: current.gate(now: now))
     }
-    if !previous.lastWrongHash.isEmpty && ConstantTime.equals(computed, previous.lastWrongHash) {
-      // The same wrong passcode twice in a row counts once, as on iOS.
-      try write(previous)
-      return .mismatch(failures: previous.failures, next: previous.gate(now: now))
-    }
-    counted.lastWrongHash = computed
-    try write(counted)
-    return .mismatch(failures: counted.failures, next: counted.gate(now: now))
+  }
+
+  enum Refusal: Error {
+    case wait(Int64)
+    case accountPasswordRequired(String?)
+  }
+
+  /// Runs `body` holding the store's lock (flock on its directory).
+  func exclusively<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    try wrap { () throws(StoreFileError) in try directory.lock() }
+    defer { directory.unlock() }
+    return try body()
   }
 
   // MARK: Changing
@@ -144,21 +175,27 @@ public struct PasscodeStore: ~Copyable {
       }
     } catch { throw .hash(error) }
     let record = PasscodeRecord(length: passcode.count, hash: hash)
-    try wrap { () throws(StoreFileError) in try directory.replace(Self.passcodeFile, with: record.serialized()) }
-    try write(.succeeded(now: wallClockSeconds(), boot: BootID.current()))
+    try exclusively { () throws(StoreError) in
+      try wrap { () throws(StoreFileError) in try directory.replace(Self.passcodeFile, with: record.serialized()) }
+      try write(.succeeded(now: wallClockSeconds(), boot: BootID.current()))
+    }
   }
 
   public func removePasscode() throws(StoreError) {
-    try wrap { () throws(StoreFileError) in
-      try directory.remove(Self.passcodeFile)
-      try directory.remove(Self.attemptsFile)
+    try exclusively { () throws(StoreError) in
+      try wrap { () throws(StoreFileError) in
+        try directory.remove(Self.passcodeFile)
+        try directory.remove(Self.attemptsFile)
+      }
     }
   }
 
   /// After the account password: the counter starts again from zero.
   public func clearAttempts() throws(StoreError) {
-    guard case .record(let record) = attempts() else { return try write(.cleared) }
-    try write(record.clearingFailures())
+    try exclusively { () throws(StoreError) in
+      guard case .record(let record) = attempts() else { return try write(.cleared) }
+      try write(record.clearingFailures())
+    }
   }
 
   /// The external authenticator's verdict on this store: nil when it may run.
@@ -171,16 +208,20 @@ public struct PasscodeStore: ~Copyable {
 
   /// Counts one failure of the external authenticator (PAM_AUTH_ERR).
   public func countExternalFailure() throws(StoreError) {
-    guard case .record(var record) = attempts() else { return }
-    record.externalFailures += 1
-    try write(record)
+    try exclusively { () throws(StoreError) in
+      guard case .record(var record) = attempts() else { return }
+      record.externalFailures += 1
+      try write(record)
+    }
   }
 
   /// PAM_MAXTRIES from the external stack: disabled until the next passcode success.
   public func disableExternal() throws(StoreError) {
-    guard case .record(var record) = attempts() else { return }
-    record.externalFailures = max(record.externalFailures, AttemptRecord.externalFailureLimit)
-    try write(record)
+    try exclusively { () throws(StoreError) in
+      guard case .record(var record) = attempts() else { return }
+      record.externalFailures = max(record.externalFailures, AttemptRecord.externalFailureLimit)
+      try write(record)
+    }
   }
 
   func write(_ record: AttemptRecord) throws(StoreError) {

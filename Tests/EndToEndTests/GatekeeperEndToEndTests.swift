@@ -46,4 +46,29 @@ import Testing
     #expect(process.terminationReason == .uncaughtSignal)
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":1,"))
   }
+
+  @Test func aStoppedSameWrongCheckCannotRollBackOtherFailures() throws {
+    // The same wrong passcode twice counts once: but a check of it that was
+    // stopped mid-hash must not, when continued, erase failures counted meanwhile.
+    let h = Harness(hashCost: 10)
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    #expect(h.passlock("verify", "--stdin", input: "1111\n").status == 1)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Harness.binDirectory + "/passlock-auth")
+    process.environment = h.environment
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = Pipe()
+    try process.run()
+    stdin.fileHandleForWriting.write(Self.verifyRequest("1111"))
+    let deadline = Date().addingTimeInterval(10)
+    while h.file("attempts")?.contains("failures=2\n") != true && Date() < deadline { usleep(2_000) }
+    kill(process.processIdentifier, SIGSTOP)
+    #expect(h.passlock("verify", "--stdin", input: "2222\n").status == 1)
+    #expect(h.passlock("verify", "--stdin", input: "3333\n").status == 1)
+    kill(process.processIdentifier, SIGCONT)
+    process.waitUntilExit()
+    // 1111 counted once, 2222 and 3333 once each.
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":3,"), "\(h.file("attempts") ?? "")")
+  }
 }
