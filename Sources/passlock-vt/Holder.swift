@@ -17,9 +17,14 @@ struct Holder {
   /// Allocates and opens a free VT *before* switching to it (so an autovt
   /// getty cannot claim it), switches, locks switching, mutes the console.
   static func begin(console: Console, user: uid_t) throws(HolderError) -> (Holder, Int32) {
+    // One console lock at a time: switching is locked for every VT, so a
+    // second holder (and its unlock) would open someone else's lock.
+    let stale = State.read()
+    if let stale, stale.holderIsRunning, user != 0 {
+      throw .refused("the console is already locked (by passlock-vt \(stale.holder)); only root may lock over it")
+    }
     // A holder that was killed left switching locked and the console muted:
     // start from what it recorded, not from its muted values.
-    let stale = State.read()
     console.unlockSwitching()
     let original = console.active()
     let vt = try console.free()
@@ -30,7 +35,7 @@ struct Holder {
     fchmod(fd, 0o600)
     let knobs = stale?.knobs ?? KernelKnobs.current()
     let holder = Holder(console: console, originalVT: original, lockVT: vt, knobs: knobs, user: user)
-    State(original: original, lock: vt, knobs: knobs).write()
+    State(original: original, lock: vt, knobs: knobs, holder: getpid()).write()
     try console.switchTo(vt)
     try console.lockSwitching()
     KernelKnobs.mute()
@@ -76,9 +81,20 @@ struct State {
   var original: Int32
   var lock: Int32
   var knobs: KernelKnobs
+  var holder: pid_t
+
+  /// Whether the recorded holder still runs (a pid reused by anything but
+  /// passlock-vt does not count).
+  var holderIsRunning: Bool {
+    guard holder > 0, kill(holder, 0) == 0 || errno == EPERM else { return false }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink("/proc/\(holder)/exe", &buffer, buffer.count - 1)
+    guard n > 0 else { return false }
+    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix("/passlock-vt")
+  }
 
   func write() {
-    let text = "original=\(original)\nlock=\(lock)\nloglevel=\(knobs.consoleLogLevel)\nsysrq=\(knobs.sysrq ?? "")\n"
+    let text = "original=\(original)\nlock=\(lock)\nloglevel=\(knobs.consoleLogLevel)\nsysrq=\(knobs.sysrq ?? "")\nholder=\(holder)\n"
     let fd = open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard fd >= 0 else { return }
     _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
@@ -100,6 +116,7 @@ struct State {
       let level = fields["loglevel"], !level.isEmpty, level.allSatisfy(\.isNumber)
     else { return nil }
     let sysrq = fields["sysrq"].flatMap { $0.isEmpty || !$0.allSatisfy(\.isNumber) ? nil : $0 }
-    return State(original: original, lock: lock, knobs: KernelKnobs(consoleLogLevel: level, sysrq: sysrq))
+    let holder = fields["holder"].flatMap { pid_t($0) } ?? 0
+    return State(original: original, lock: lock, knobs: KernelKnobs(consoleLogLevel: level, sysrq: sysrq), holder: holder)
   }
 }

@@ -73,6 +73,11 @@ let holder: Holder
 let lockFD: Int32
 do {
   console = try Console()
+  // A user may lock only what is on screen and theirs: never put their lock
+  // screen over someone else's session.
+  if caller != 0 && console.active() != sessionVT {
+    fail(.refused("VT \(sessionVT) is not the one on screen (VT \(console.active()) is); refusing to lock over it"))
+  }
   (holder, lockFD) = try Holder.begin(console: console, user: caller)
 } catch {
   fail(error)

@@ -171,6 +171,10 @@ final class SetuidEndToEndTests {
     #expect(line("CapPrm") == "CapPrm:\t0000000000000000")
     let lockVT = Int32(VirtualConsoleTests.activeConsole())
     #expect(lockVT != vt.number)
+    // A second holder while one runs would unlock switching over the first.
+    let second = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+    #expect(second.status == 1, "\(second.stderr)")
+    #expect(VirtualConsoleTests.activeConsole() == lockVT, "the first lock holds")
     let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
     for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
     close(fd)
