@@ -86,7 +86,10 @@ final class ConsoleHolderTests {
     return text
   }
 
-  func type(_ text: String, on vt: Int32) {
+  func type(_ text: String, on vt: Int32) { Self.type(text, onVT: vt) }
+
+  /// Types into a VT's input queue with TIOCSTI, as its keyboard would.
+  static func type(_ text: String, onVT vt: Int32) {
     let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY)
     defer { close(fd) }
     for var byte in Array(text.utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }

@@ -140,76 +140,66 @@ final class DaemonEndToEndTests {
 
   @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
   func aConsoleSessionIsLockedOnAVTOfItsOwnBeforeSleep() throws {
+    try onAConsoleSession { vt in
+      try logind.startDaemon()
+      waitFor("started") { logind.inhibitors() == ["passlock"] }
+      logind.emitPrepareForSleep(true)
+      waitFor("the inhibitor is released") { logind.inhibitors().isEmpty }
+      // Released only once the lock screen was on its own VT.
+      let lockVT = Int32(VirtualConsoleTests.activeConsole())
+      #expect(lockVT != vt.number)
+      let screen = VirtualConsoleTests.FreeConsole.readDevice("/dev/vcsu\(lockVT)")
+      let text = stride(from: 0, to: screen.count - 3, by: 4).map { Character(Unicode.Scalar(UInt32(screen[$0]) | UInt32(screen[$0 + 1]) << 8) ?? " ") }
+      #expect(String(text).contains("Enter Passcode"), "\(logind.daemonLog)")
+      logind.emitPrepareForSleep(false)
+      usleep(200_000)
+      ConsoleHolderTests.type("2580", onVT: lockVT)
+      waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty && VirtualConsoleTests.activeConsole() == vt.number }
+    }
+  }
+
+  /// Runs `body` with the mocked session on a freshly allocated VT that is on
+  /// screen, holding the shared console lock; restores the console afterwards.
+  func onAConsoleSession(_ body: (VirtualConsoleTests.FreeConsole) throws -> Void) throws {
     ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
     let original = VirtualConsoleTests.activeConsole()
     let vt = try VirtualConsoleTests.FreeConsole()
     defer {
       logind.stopDaemon()
+      for pid in pids("passlock-vt --vt \(vt.number)") { kill(pid, SIGKILL) }
       _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
-      for pid in h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout.split(separator: "\n").compactMap({ pid_t($0) }) {
-        kill(pid, SIGKILL)
-      }
+      for pid in pids("passlock lock --tty /dev/tty") { kill(pid, SIGKILL) }
       try? ConsoleHolderTests.activate(Int32(original))
       vt.release()
     }
     try ConsoleHolderTests.activate(vt.number)
     logind.moveSession(toVT: vt.number)
-    try logind.startDaemon()
-    waitFor("started") { logind.inhibitors() == ["passlock"] }
-    logind.emitPrepareForSleep(true)
-    waitFor("the inhibitor is released") { logind.inhibitors().isEmpty }
-    // Released only once the lock screen was on its own VT.
-    let lockVT = Int32(VirtualConsoleTests.activeConsole())
-    #expect(lockVT != vt.number)
-    let screen = VirtualConsoleTests.FreeConsole.readDevice("/dev/vcsu\(lockVT)")
-    let text = stride(from: 0, to: screen.count - 3, by: 4).map { Character(Unicode.Scalar(UInt32(screen[$0]) | UInt32(screen[$0 + 1]) << 8) ?? " ") }
-    #expect(String(text).contains("Enter Passcode"), "\(logind.daemonLog)")
-    logind.emitPrepareForSleep(false)
-    usleep(200_000)
-    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
-    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
-    close(fd)
-    waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty && VirtualConsoleTests.activeConsole() == vt.number }
+    try body(vt)
+  }
+
+  func pids(_ pattern: String) -> [pid_t] {
+    h.run("/usr/bin/pgrep", ["-f", pattern], input: Data()).stdout.split(separator: "\n").compactMap { pid_t($0) }
   }
 
   @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
   func aConsoleHolderOutlivingTheDaemonIsAdoptedNotDoubled() throws {
-    ConsoleAccess.acquire()
-    defer { ConsoleAccess.release() }
-    let original = VirtualConsoleTests.activeConsole()
-    let vt = try VirtualConsoleTests.FreeConsole()
-    let holders = { () -> [pid_t] in
-      self.h.run("/usr/bin/pgrep", ["-f", "passlock-vt --vt \(vt.number)"], input: Data()).stdout
-        .split(separator: "\n").compactMap { pid_t($0) }
+    try onAConsoleSession { vt in
+      let holders = { self.pids("passlock-vt --vt \(vt.number)") }
+      try logind.startDaemon()
+      logind.lockSession()
+      waitFor("the console holder runs") { holders().count == 1 && VirtualConsoleTests.activeConsole() != vt.number }
+      let lockVT = Int32(VirtualConsoleTests.activeConsole())
+      logind.stopDaemon(andLockers: false)
+      try logind.startDaemon()
+      usleep(300_000)
+      #expect(holders().count == 1, "no second holder on the same session")
+      #expect(logind.daemonLog.contains("survived a restart"))
+      #expect(logind.lockedHint)
+      ConsoleHolderTests.type("2580", onVT: lockVT)
+      waitFor("the adopted holder's unlock is noticed") { holders().isEmpty && !logind.lockedHint }
+      #expect(VirtualConsoleTests.activeConsole() == vt.number)
     }
-    defer {
-      logind.stopDaemon()
-      for pid in holders() { kill(pid, SIGKILL) }
-      _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
-      for pid in h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout.split(separator: "\n").compactMap({ pid_t($0) }) {
-        kill(pid, SIGKILL)
-      }
-      try? ConsoleHolderTests.activate(Int32(original))
-      vt.release()
-    }
-    try ConsoleHolderTests.activate(vt.number)
-    logind.moveSession(toVT: vt.number)
-    try logind.startDaemon()
-    logind.lockSession()
-    waitFor("the console holder runs") { holders().count == 1 && VirtualConsoleTests.activeConsole() != vt.number }
-    let lockVT = Int32(VirtualConsoleTests.activeConsole())
-    logind.stopDaemon(andLockers: false)
-    try logind.startDaemon()
-    usleep(300_000)
-    #expect(holders().count == 1, "no second holder on the same session")
-    #expect(logind.daemonLog.contains("survived a restart"))
-    #expect(logind.lockedHint)
-    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
-    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
-    close(fd)
-    waitFor("the adopted holder's unlock is noticed") { holders().isEmpty && !logind.lockedHint }
-    #expect(VirtualConsoleTests.activeConsole() == vt.number)
   }
 
   @Test func aBadConfigExitsNamingFileAndLine() throws {

@@ -25,11 +25,9 @@ import Testing
     #expect(h.run(Harness.binDirectory + "/passlock-auth", [], input: request).status == 7)
   }
 
-  @Test func theCounterSurvivesAKillDuringTheCheck() throws {
-    // A slow hash (cost 11 takes about two seconds here) leaves time to kill
-    // the gatekeeper after it counted the attempt and before it answered.
-    let h = Harness(hashCost: 11)
-    h.passlock("set", "--stdin", input: "2580\n2580\n")
+  /// Starts passlock-auth verifying `passcode` and returns once the attempt
+  /// counter on disk reads `failures` (the try is counted, the hash still runs).
+  static func startVerify(_ passcode: String, in h: Harness, untilFailures failures: Int) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Harness.binDirectory + "/passlock-auth")
     process.environment = h.environment
@@ -37,9 +35,18 @@ import Testing
     process.standardInput = stdin
     process.standardOutput = Pipe()
     try process.run()
-    stdin.fileHandleForWriting.write(Self.verifyRequest("1111"))
+    stdin.fileHandleForWriting.write(verifyRequest(passcode))
     let deadline = Date().addingTimeInterval(10)
-    while h.file("attempts")?.contains("failures=1\n") != true && Date() < deadline { usleep(2_000) }
+    while h.file("attempts")?.contains("failures=\(failures)\n") != true && Date() < deadline { usleep(2_000) }
+    return process
+  }
+
+  @Test func theCounterSurvivesAKillDuringTheCheck() throws {
+    // A slow hash (cost 11 takes about two seconds here) leaves time to kill
+    // the gatekeeper after it counted the attempt and before it answered.
+    let h = Harness(hashCost: 11)
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    let process = try Self.startVerify("1111", in: h, untilFailures: 1)
     #expect(process.isRunning, "the check was still running when the attempt was on disk")
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
@@ -53,16 +60,7 @@ import Testing
     let h = Harness(hashCost: 10)
     h.passlock("set", "--stdin", input: "2580\n2580\n")
     #expect(h.passlock("verify", "--stdin", input: "1111\n").status == 1)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Harness.binDirectory + "/passlock-auth")
-    process.environment = h.environment
-    let stdin = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = Pipe()
-    try process.run()
-    stdin.fileHandleForWriting.write(Self.verifyRequest("1111"))
-    let deadline = Date().addingTimeInterval(10)
-    while h.file("attempts")?.contains("failures=2\n") != true && Date() < deadline { usleep(2_000) }
+    let process = try Self.startVerify("1111", in: h, untilFailures: 2)
     kill(process.processIdentifier, SIGSTOP)
     #expect(h.passlock("verify", "--stdin", input: "2222\n").status == 1)
     #expect(h.passlock("verify", "--stdin", input: "3333\n").status == 1)
