@@ -85,7 +85,7 @@ let package = Package(
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),
     // Runs the built executables; `swift build --build-tests` builds them
     // (depending on them here would pull their static-runtime flags into the test bundle).
-    .testTarget(name: "EndToEndTests", dependencies: ["PasslockCore", "PasslockBus"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockBus"]),
   ],
   swiftLanguageModes: [.v6]
 )

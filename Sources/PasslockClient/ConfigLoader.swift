@@ -38,11 +38,7 @@ public enum ConfigLoader {
 
   /// Writes a user configuration file atomically (temp file, rename), making its directories.
   public static func write(_ text: String, to path: String) throws(SystemError) {
-    var prefix = ""
-    for component in path.split(separator: "/").dropLast() {
-      prefix += "/" + component
-      if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir", path: prefix) }
-    }
+    try makeDirectories(path, mode: 0o755, parentsOnly: true)
     let temporary = path + ".tmp"
     let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
     defer { fd.close() }

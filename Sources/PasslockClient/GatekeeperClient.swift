@@ -12,11 +12,7 @@ public struct GatekeeperClient: Sendable {
   /// choose), else the `passlock-auth` installed beside this executable.
   public static func locate() -> GatekeeperClient {
     if let path = environment("PASSLOCK_AUTH"), !path.isEmpty { return GatekeeperClient(path: path) }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let exe = n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-    let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
-    return GatekeeperClient(path: directory + "/passlock-auth")
+    return GatekeeperClient(path: Executable.sibling("passlock-auth"))
   }
 
   /// Sends the request (`sendSecrets` writes its `secret` frames), answers the

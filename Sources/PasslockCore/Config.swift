@@ -197,10 +197,5 @@ extension StringProtocol {
     return String(s)
   }
 
-  func trimmingSpaces() -> String {
-    let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\r" }
-    guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
-    let end = lastIndex(where: { !isSpace($0) })!
-    return String(self[start...end])
-  }
+  func trimmingSpaces() -> String { trimming(" \t\r") }
 }

@@ -11,38 +11,39 @@ public struct ChildProcess: Sendable {
 
   /// Spawns `path` with `arguments` (argv[0] included); standard error is shared.
   public static func spawn(_ path: String, arguments: [String]) throws(SystemError) -> ChildProcess {
-    var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
-    guard pipe(&toChild) == 0 else { throw SystemError("pipe") }
-    guard pipe(&fromChild) == 0 else {
-      Glibc.close(toChild[0]); Glibc.close(toChild[1])
-      throw SystemError("pipe")
+    let toChild = try closeOnExecPipe()
+    let fromChild: (read: Int32, write: Int32)
+    do { fromChild = try closeOnExecPipe() } catch {
+      Glibc.close(toChild.read); Glibc.close(toChild.write)
+      throw error
     }
-    // pipe2 is hidden behind _GNU_SOURCE; this process spawns from one thread,
-    // so setting close-on-exec right after pipe(2) leaks nothing.
-    for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     // dup2 clears O_CLOEXEC on the targets; every other descriptor stays closed.
-    posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-    posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, toChild.read, 0)
+    posix_spawn_file_actions_adddup2(&actions, fromChild.write, 1)
 
     var pid: pid_t = 0
     let rc = cleanSpawn(&pid, path, arguments, &actions)
-    Glibc.close(toChild[0])
-    Glibc.close(fromChild[1])
+    Glibc.close(toChild.read)
+    Glibc.close(fromChild.write)
     guard rc == 0 else {
-      Glibc.close(toChild[1]); Glibc.close(fromChild[0])
+      Glibc.close(toChild.write); Glibc.close(fromChild.read)
       throw SystemError("posix_spawn", path: path, errno: rc)
     }
     return ChildProcess(
-      pid: pid, input: FileDescriptor(rawValue: toChild[1]), output: FileDescriptor(rawValue: fromChild[0]))
+      pid: pid, input: FileDescriptor(rawValue: toChild.write), output: FileDescriptor(rawValue: fromChild.read))
   }
 
   /// Starts `path` with standard input from /dev/null, standard output and
   /// error shared, and each `descriptors` pair (parent fd → child fd) mapped in.
+  /// `environment` nil passes ours on. `resetIDs` (POSIX_SPAWN_RESETIDS) starts
+  /// the child with its effective uid and gid set to our real ones: a setuid
+  /// program's way to run something as its caller.
   public static func launch(
-    _ path: String, arguments: [String], descriptors: [(parent: Int32, child: Int32)] = []
+    _ path: String, arguments: [String], descriptors: [(parent: Int32, child: Int32)] = [],
+    environment: [String]? = nil, resetIDs: Bool = false
   ) throws(SystemError) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -50,7 +51,7 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
     var pid: pid_t = 0
-    let rc = cleanSpawn(&pid, path, arguments, &actions)
+    let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment, resetIDs: resetIDs)
     guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
     return pid
   }
@@ -69,7 +70,8 @@ public struct ChildProcess: Sendable {
 /// (the lock screen ignores SIGINT and friends, a daemon's threads block
 /// signals; children must inherit neither).
 func cleanSpawn(
-  _ pid: inout pid_t, _ path: String, _ arguments: [String], _ actions: inout posix_spawn_file_actions_t
+  _ pid: inout pid_t, _ path: String, _ arguments: [String], _ actions: inout posix_spawn_file_actions_t,
+  environment: [String]? = nil, resetIDs: Bool = false
 ) -> Int32 {
   var attributes = posix_spawnattr_t()
   posix_spawnattr_init(&attributes)
@@ -79,10 +81,16 @@ func cleanSpawn(
   sigfillset(&all)
   posix_spawnattr_setsigmask(&attributes, &empty)
   posix_spawnattr_setsigdefault(&attributes, &all)
-  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+  let flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (resetIDs ? POSIX_SPAWN_RESETIDS : 0)
+  posix_spawnattr_setflags(&attributes, Int16(flags))
   let argv = arguments.map { strdup($0) } + [nil]
-  defer { argv.forEach { free($0) } }
-  return posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+  let envp = environment.map { $0.map { strdup($0) } + [nil] }
+  defer {
+    argv.forEach { free($0) }
+    envp?.forEach { free($0) }
+  }
+  guard var envp else { return posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
+  return posix_spawn(&pid, path, &actions, &attributes, argv, &envp)
 }
 
 /// The exit status of a finished child as waitpid reported it: its exit code,

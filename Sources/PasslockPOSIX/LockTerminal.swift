@@ -120,14 +120,10 @@ public enum SignalPipe {
   /// Ignores the signals a locked screen must survive and routes `watched` to the pipe.
   public static func install(ignoring ignored: [Int32], watching watched: [Int32]) {
     for signal in ignored { Glibc.signal(signal, SIG_IGN) }
-    var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else { return }
-    for fd in fds {
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-    readEnd = fds[0]
-    writeEnd = fds[1]
+    guard let fds = try? closeOnExecPipe() else { return }
+    for fd in [fds.read, fds.write] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    readEnd = fds.read
+    writeEnd = fds.write
     for signal in watched {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { number in

@@ -23,7 +23,6 @@ public struct Secret: ~Copyable {
   }
 
   public var isEmpty: Bool { count == 0 }
-  public var isFull: Bool { count == Secret.capacity - 1 }
 
   /// Appends one byte; false when full (one byte is kept for the C string's NUL).
   @discardableResult
@@ -43,6 +42,12 @@ public struct Secret: ~Copyable {
   public mutating func clear() {
     explicit_bzero(storage.baseAddress!, count)
     count = 0
+  }
+
+  /// Becomes a copy of `other` (the old bytes are wiped first).
+  public mutating func replace(with other: borrowing Secret) {
+    clear()
+    other.withBytes { for byte in $0 { append(byte) } }
   }
 
   /// The bytes, valid only inside `body`.

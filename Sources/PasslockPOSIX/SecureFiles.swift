@@ -14,7 +14,7 @@ public struct SecureDirectory: ~Copyable {
     self.path = path
     self.owner = owner
     if create {
-      try SecureDirectory.makeParents(of: path)
+      do { try makeDirectories(path, mode: 0o755, parentsOnly: true) } catch { throw .system(error) }
       if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: path)) }
     }
     let opened: FileDescriptor
@@ -35,14 +35,6 @@ public struct SecureDirectory: ~Copyable {
   }
 
   deinit { fd.close() }
-
-  static func makeParents(of path: String) throws(StoreFileError) {
-    var prefix = ""
-    for component in path.split(separator: "/").dropLast() {
-      prefix += "/" + component
-      if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: prefix)) }
-    }
-  }
 
   static func check(_ st: stat, path: String, owner: uid_t, allowedMode: mode_t) throws(StoreFileError) {
     if st.st_uid != owner { throw .wrongOwner(path, found: st.st_uid, expected: owner) }

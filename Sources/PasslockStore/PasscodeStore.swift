@@ -104,7 +104,7 @@ public struct PasscodeStore: ~Copyable {
   /// read-modify-write of the counter happens under the store's lock, and the
   /// lock is never held while hashing (a stopped process must not block the
   /// owner's lock screen for longer than one file write).
-  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String = BootID.current()) throws(StoreError) -> Verdict {
+  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String? = nil) throws(StoreError) -> Verdict {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
     let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
       let previous: AttemptRecord
@@ -135,7 +135,8 @@ public struct PasscodeStore: ~Copyable {
       // Re-read: other tries may have been counted while we hashed.
       guard case .record(var current) = attempts() else { return .accountPasswordRequired(reason: nil) }
       if ConstantTime.equals(computed, record.hash) {
-        try write(.succeeded(now: now, boot: boot))
+        // The boot id matters only on success: read it then, not on every try.
+        try write(.succeeded(now: now, boot: boot ?? BootID.current()))
         return .match
       }
       if !lastWrong.isEmpty && ConstantTime.equals(computed, lastWrong) {

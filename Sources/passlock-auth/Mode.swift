@@ -59,18 +59,12 @@ struct Mode {
 /// autotools convention, so a staged install carries its own configuration.
 enum RootConfig {
   static func path() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let exe = n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/usr/bin/x"
-    var prefix = parent(parent(exe))
+    var prefix = parent(parent(Executable.path ?? "/usr/bin/x"))
     if prefix == "/usr" || prefix == "/" { prefix = "" }
     return prefix + "/etc/passlock/passlock.conf"
   }
 
-  static func parent(_ path: String) -> String {
-    guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-    return String(path[..<slash])
-  }
+  static func parent(_ path: String) -> String { Executable.directory(of: path) }
 
   static func load() throws(GatekeeperError) -> Config {
     var config = Config()

@@ -9,19 +9,7 @@ import PasslockPOSIX
 enum OverlayRunner {
   /// The lock screen binary: `passlock` beside this executable (a root-owned
   /// install directory), never from the environment.
-  static func overlayPath() -> String {
-    directory(of: ownPath()) + "/passlock"
-  }
-
-  static func ownPath() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    return n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/usr/bin/passlock-vt"
-  }
-
-  static func directory(of path: String) -> String {
-    path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-  }
+  static func overlayPath() -> String { Executable.sibling("passlock") }
 
   /// Only what the lock screen needs; everything else is dropped.
   static let keptVariables = [
@@ -41,34 +29,16 @@ enum OverlayRunner {
     for name in keptVariables { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
     if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
 
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0) }
-    posix_spawn_file_actions_adddup2(&actions, readyPipe, 3)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t(), all = sigset_t()
-    sigemptyset(&empty)
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_RESETIDS | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-    let words: [String] = ["passlock", "lock", "--tty", tty, "--ready-fd", "3"]
-    let argv = words.map(cString) + [nil]
-    let envp = environment.map(cString) + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
+    // No descriptors but /dev/null and the ready pipe.
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    do {
+      return try ChildProcess.launch(
+        overlayPath(), arguments: ["passlock", "lock", "--tty", tty, "--ready-fd", "3"],
+        descriptors: [(parent: null, child: 1), (parent: null, child: 2), (parent: readyPipe, child: 3)],
+        environment: environment, resetIDs: true)
+    } catch {
+      throw .system("posix_spawn", error.errno)
     }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, overlayPath(), &actions, &attributes, argv, envp)
-    guard rc == 0 else { throw .system("posix_spawn", rc) }
-    return pid
   }
 }
-
-/// A malloc'd C copy of `text` (for argv and envp).
-func cString(_ text: String) -> UnsafeMutablePointer<CChar>? { text.withCString { strdup($0) } }

@@ -1,5 +1,6 @@
 import Glibc
 import PasslockCore
+import PasslockPOSIX
 
 // passlock-vt: the console holder, installed setuid root, like physlock.
 //
@@ -17,15 +18,12 @@ func fail(_ error: HolderError) -> Never {
   exit(1)
 }
 
-func printError(_ text: String) { _ = text.withCString { write(2, $0, strlen($0)) } }
-
 if arguments == ["--help"] {
-  let help = "USAGE: passlock-vt --vt N [--ready-fd FD]\n       passlock-vt --release   (root)\n"
-  _ = help.withCString { write(1, $0, strlen($0)) }
+  printOut("USAGE: passlock-vt --vt N [--ready-fd FD]\n       passlock-vt --release   (root)\n")
   exit(0)
 }
 if arguments == ["--version"] {
-  _ = "passlock-vt \(CLI.version)\n".withCString { write(1, $0, strlen($0)) }
+  printOut("passlock-vt \(CLI.version)\n")
   exit(0)
 }
 if arguments == ["--release"] {
@@ -88,27 +86,26 @@ do {
 var quickFailures = 0
 var toldParent = false
 while true {
-  var pipeFDs: [Int32] = [0, 0]
-  guard pipe(&pipeFDs) == 0 else { fail(.system("pipe", errno)) }
-  for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+  let ready: (read: Int32, write: Int32)
+  do { ready = try closeOnExecPipe() } catch { fail(.system("pipe", error.errno)) }
   let started = time(nil)
   let pid: pid_t
-  do { pid = try OverlayRunner.start(tty: holder.lockTTY, readyPipe: pipeFDs[1]) } catch {
-    close(pipeFDs[0]); close(pipeFDs[1])
+  do { pid = try OverlayRunner.start(tty: holder.lockTTY, readyPipe: ready.write) } catch {
+    close(ready.read); close(ready.write)
     holder.emergency(lockFD)
     sleep(5)
     continue
   }
-  close(pipeFDs[1])
+  close(ready.write)
   currentOverlay = pid
   var byte: UInt8 = 0
-  if read(pipeFDs[0], &byte, 1) == 1, !toldParent, let readyFD {
+  if read(ready.read, &byte, 1) == 1, !toldParent, let readyFD {
     // The first frame is on the lock VT: the daemon may let the machine sleep.
     _ = write(readyFD, &byte, 1)
     close(readyFD)
     toldParent = true
   }
-  close(pipeFDs[0])
+  close(ready.read)
   var status: Int32 = 0
   defer { currentOverlay = 0 }
   while waitpid(pid, &status, 0) == -1 && errno == EINTR {}

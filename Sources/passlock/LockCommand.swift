@@ -83,7 +83,7 @@ extension Commands {
   func setWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
     var screen = LockScreen(flow: .create, length: nil, now: PasscodeOverlay.now())
     var new = Secret()
-    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { copy($0.second, into: &new) }
+    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { new.replace(with: $0.second) }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
     let code = try self.outcome(result, success: "Passcode set (\(new.count) digits).")
@@ -119,8 +119,8 @@ extension Commands {
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
     var current = Secret(), new = Secret()
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { overlay in
-      copy(overlay.first, into: &current)
-      copy(overlay.second, into: &new)
+      current.replace(with: overlay.first)
+      new.replace(with: overlay.second)
     }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
@@ -132,7 +132,7 @@ extension Commands {
       flow: .remove, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
     var current = Secret()
-    let outcome = try showOverlay(&screen, user: status.user) { copy($0.first, into: &current) }
+    let outcome = try showOverlay(&screen, user: status.user) { current.replace(with: $0.first) }
     guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
     return try self.outcome(try run(.remove, secrets: current), success: "Passcode removed.")
   }
@@ -171,9 +171,4 @@ struct PreparedOverlay {
       terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
       allowSimple: allowSimple, readyFD: readyFD, external: external)
   }
-}
-
-func copy(_ source: borrowing Secret, into target: inout Secret) {
-  target.clear()
-  source.withBytes { for byte in $0 { target.append(byte) } }
 }

@@ -299,7 +299,7 @@ final class PasscodeOverlay {
       if let violation {
         apply(screen.verdict(.refused(refusal(violation)), now: now))
       } else {
-        copy(entry, into: &second)
+        second.replace(with: entry)
         apply(screen.verdict(.accepted(next: .confirm, length: entry.count), now: now))
       }
     case (_, .confirm):
@@ -322,7 +322,7 @@ final class PasscodeOverlay {
     let failures = result.fields["failed_attempts"].flatMap { Int($0) } ?? screen.failedAttempts
     switch result.code {
     case .ok:
-      copy(entry, into: &first)
+      first.replace(with: entry)
       switch screen.flow {
       case .change: return .accepted(next: .new, length: nil)
       case .unlock, .create, .remove: return .accepted(next: nil, length: nil)
@@ -333,11 +333,6 @@ final class PasscodeOverlay {
     case .accountPasswordRequired: return .lockedOut(failures: max(failures, AttemptPolicy.lockoutFailures))
     default: return .refused(result.message ?? "passlock-auth failed (\(result.code))")
     }
-  }
-
-  private func copy(_ source: borrowing Secret, into target: inout Secret) {
-    target.clear()
-    source.withBytes { for byte in $0 { target.append(byte) } }
   }
 
   // MARK: Drawing

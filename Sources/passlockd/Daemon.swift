@@ -16,7 +16,7 @@ final class Daemon {
   let uid = getuid()
   /// The lock screen (direct mode) and the console holder (VT mode).
   let passlock: String
-  var consoleHolder: String { Self.sibling(of: passlock, "passlock-vt") }
+  var consoleHolder: String { Executable.sibling("passlock-vt", of: passlock) }
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
   lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec")) { [unowned self] id in
@@ -226,10 +226,6 @@ final class Daemon {
     Log.info("session \(session.id): locked (\(reason)) on \(session.tty)")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
-  }
-
-  static func sibling(of path: String, _ name: String) -> String {
-    (path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".") + "/" + name
   }
 
   /// The VT number when the session should be locked on a VT of its own.

@@ -10,27 +10,23 @@ import PasslockPOSIX
 final class Locker {
   let sessionID: String
   let pid: pid_t
-  let startedAt: UInt64
   private(set) var isReady = false
   private var readySource: DispatchSourceRead?
 
   init(sessionID: String, command: [String], onReady: @escaping @MainActor () -> Void) throws(SystemError) {
     self.sessionID = sessionID
-    var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else { throw SystemError("pipe") }
-    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    let ready = try closeOnExecPipe()
     do {
       let name = String(command[0].split(separator: "/").last ?? "")
       pid = try ChildProcess.launch(
-        command[0], arguments: [name] + command.dropFirst(), descriptors: [(parent: fds[1], child: 3)])
+        command[0], arguments: [name] + command.dropFirst(), descriptors: [(parent: ready.write, child: 3)])
     } catch {
-      close(fds[0])
-      close(fds[1])
+      close(ready.read)
+      close(ready.write)
       throw error
     }
-    close(fds[1])
-    startedAt = monotonicNanoseconds()
-    let readEnd = fds[0]
+    close(ready.write)
+    let readEnd = ready.read
     let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
     source.setEventHandler { [weak self] in
       MainActor.assumeIsolated {

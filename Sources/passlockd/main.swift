@@ -43,10 +43,7 @@ do {
 /// The overlay binary: PASSLOCK_BIN, else `passlock` beside this executable.
 func overlayBinary() -> String {
   if let path = environment("PASSLOCK_BIN"), path.hasPrefix("/") { return path }
-  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-  let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-  let exe = n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-  return (exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? ".") + "/passlock"
+  return Executable.sibling("passlock")
 }
 
 /// The daemon, alive for the life of the process (dispatchMain never returns).
