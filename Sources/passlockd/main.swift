@@ -31,6 +31,14 @@ if !arguments.isEmpty {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// libdispatch tries to renice its worker thread to imitate a QoS class; an
+// unprivileged user service may not (EACCES), and it logs "Failed to set
+// thread priority for worker thread … errno=13" to the journal on every
+// start, which reads as an error of ours. Its log is read once, lazily, so
+// this must come before any Dispatch source. (It would also carry
+// libdispatch's own assertion texts; a crash still shows in the journal as
+// the exit signal.)
+setenv("LIBDISPATCH_LOG", "NO", 1)
 
 let config: Config
 do {
