@@ -4,11 +4,19 @@ import PasslockPOSIX
 
 /// Locks a TTY session after `timeoutSeconds` without input. The idle clock is
 /// the TTY device's access time, which reading input updates (logind uses the
-/// same signal). One timer per session at atime + timeout; when it fires the
-/// device is stat'ed again: moved means re-arm, unmoved means lock. No polling.
+/// same signal). One timer per session at atime + timeout + slack; when it
+/// fires the device is stat'ed again: moved means re-arm, unmoved means lock.
+/// No polling.
+///
+/// The slack: the kernel moves a tty's atime only when the new time falls in
+/// another 8-second bucket (`tty_update_time` in drivers/tty/tty_io.c), so the
+/// last key may have come up to 8 s after the atime shows. Waiting those 8 s
+/// too means the lock never comes early: it comes 0–8 s after the timeout.
 @MainActor
 final class IdleWatcher {
   let timeoutSeconds: Int
+  /// How far a tty's atime may lag the last input.
+  static let atimeGranularity: Int64 = 8
   let onIdle: @MainActor (String) -> Void
   private var timers: [String: (tty: String, timer: DispatchSourceTimer)] = [:]
 
@@ -40,7 +48,7 @@ final class IdleWatcher {
   private func arm(_ id: String, tty: String) {
     var st = stat()
     guard stat(tty, &st) == 0 else { return }
-    let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds)
+    let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) + Self.atimeGranularity
     let wait = max(0, deadline - wallClockSeconds())
     let timer = DispatchSource.makeTimerSource(queue: .main)
     // A monotonic deadline: wall-clock Dispatch timers fire at once on Linux
@@ -58,7 +66,7 @@ final class IdleWatcher {
   private func fired(_ id: String, tty: String) {
     var st = stat()
     guard stat(tty, &st) == 0 else { return stop(id) }
-    if Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) > wallClockSeconds() {
+    if Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) + Self.atimeGranularity > wallClockSeconds() {
       arm(id, tty: tty)  // input arrived meanwhile
     } else {
       stop(id)
