@@ -12,7 +12,7 @@ public enum CLI {
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
-    case lock(tty: String?, readyFD: Int32?, session: Bool)
+    case lock(tty: String?, readyFD: Int32?, record: String?, session: Bool)
     case config
   }
 
@@ -53,6 +53,7 @@ public enum CLI {
           ("--tty", "path", "Lock this terminal device instead of the current one."),
           ("--session", nil, "Ask passlockd (through logind) to lock all your sessions."),
           ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
+          ("--record", "path", "Remove this file after a real unlock (how passlockd learns how a lock it adopted ended)."),
         ]
       case .config: return []
       }
@@ -121,7 +122,7 @@ public enum CLI {
         }
         readyFD = fd
       }
-      return .lock(tty: values["--tty"], readyFD: readyFD, session: flags.contains("--session"))
+      return .lock(tty: values["--tty"], readyFD: readyFD, record: values["--record"], session: flags.contains("--session"))
     }
   }
 

@@ -47,6 +47,11 @@ public final class LockTerminal {
   /// passcode), then the lock screen's modes.
   public func begin() throws(LockTerminalError) {
     guard tcgetattr(fd.rawValue, &saved) == 0 else { throw .setup(SystemError("tcgetattr")) }
+    // Already raw, without signals: a lock screen before us was killed
+    // mid-lock and this one replaces it. Restoring its raw mode would hand
+    // the session a terminal without echo or line editing; hand back the
+    // settings `stty sane` gives instead.
+    if saved.c_lflag & tcflag_t(ICANON | ECHO | ISIG) == 0 { Self.makeSane(&saved) }
     var raw = saved
     raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
     raw.c_iflag &= ~tcflag_t(IXON | IXOFF | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
@@ -77,6 +82,13 @@ public final class LockTerminal {
     var ws = winsize()
     guard ioctl(fd.rawValue, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 else { return (80, 24) }
     return (Int(ws.ws_col), Int(ws.ws_row))
+  }
+
+  /// The cooked-mode flags of `stty sane` (control characters are kept).
+  static func makeSane(_ t: inout termios) {
+    t.c_iflag = (t.c_iflag | tcflag_t(BRKINT | ICRNL | IMAXBEL | IXON)) & ~tcflag_t(INLCR | IGNCR | ISTRIP | IXOFF)
+    t.c_oflag |= tcflag_t(OPOST | ONLCR)
+    t.c_lflag |= tcflag_t(ICANON | ISIG | IEXTEN | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE)
   }
 
   public func restore() {

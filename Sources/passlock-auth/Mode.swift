@@ -18,6 +18,15 @@ struct Mode {
   static func detect() throws(GatekeeperError) -> Mode {
     guard let user = Account.real() else { throw .setup("no password database entry for uid \(getuid())") }
     if isPrivileged() { return try privileged(user) }
+    if isNeutered() {
+      // Falling back to the user store here would make every passcode look
+      // unset (the daemon would never lock) or let a user store replace the
+      // root-held one. Refuse, and say what took the privileges away.
+      throw .setup(
+        "passlock-auth is installed setuid root but runs without its privileges (NoNewPrivileges, a nosuid mount, "
+          + "or a systemd unit with seccomp options such as SystemCallFilter=, LockPersonality=, RestrictRealtime=); "
+          + "the passcode store in /var/lib/passlock cannot be reached. Remove those options from the unit that started it")
+    }
     let home = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user.home
     let stateHome = environment("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/state"
     let directory = environment("PASSLOCK_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? stateHome + "/passlock"
@@ -34,6 +43,15 @@ struct Mode {
     if getuid() != geteuid() { return true }
     var st = stat()
     return geteuid() == 0 && stat("/proc/self/exe", &st) == 0 && st.st_uid == 0 && st.st_mode & S_ISUID != 0
+  }
+
+  /// True when this binary is installed setuid root but the kernel did not
+  /// honour the bit (no_new_privs, nosuid): an installed gatekeeper that
+  /// cannot reach the system store.
+  static func isNeutered() -> Bool {
+    var st = stat()
+    return getuid() != 0 && geteuid() == getuid() && stat("/proc/self/exe", &st) == 0 && st.st_uid == 0
+      && st.st_mode & S_ISUID != 0
   }
 
   /// The installed mode: the environment is discarded, the store and PAM

@@ -6,7 +6,7 @@ import PasslockPOSIX
 /// `passlock lock` and the keypad flows: everything that puts the passcode
 /// screen on a terminal.
 extension Commands {
-  func lock(tty: String?, readyFD: Int32?) throws(CommandFailure) -> Int32 {
+  func lock(tty: String?, readyFD: Int32?, record: String?) throws(CommandFailure) -> Int32 {
     // Ask the gatekeeper first and prepare everything else while it starts up
     // (the two run on different cores): the first frame comes sooner.
     let pending: PendingRequest
@@ -26,7 +26,11 @@ extension Commands {
     if status.externalRefusal.isEmpty { overlay.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .failed(error.description) }
-    return outcome == .finished ? 0 : 129
+    guard outcome == .finished else { return 129 }
+    // A daemon that adopted this lock screen (it is not its child) reads
+    // the unlock from the record's absence.
+    if let record { unlink(record) }
+    return 0
   }
 
   /// Runs the passcode screen; `collect` reads the accepted entries afterwards.

@@ -108,6 +108,7 @@ struct DaemonStatus {
 
   func text() -> String {
     var out = "Daemon: running, inhibitor \(daemon.inhibitor == nil ? "not held" : "held")\n"
+    if let problem = daemon.gatekeeperProblem { out += "Daemon: cannot read the passcode store: \(problem)\n" }
     for row in rows {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
       line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
@@ -123,6 +124,6 @@ struct DaemonStatus {
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
     }
-    return "{\"inhibitor\":\(daemon.inhibitor != nil),\"sessions\":[\(sessions.joined(separator: ","))]}"
+    return "{\"inhibitor\":\(daemon.inhibitor != nil),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),\"sessions\":[\(sessions.joined(separator: ","))]}"
   }
 }

@@ -57,15 +57,11 @@ final class Daemon {
         continue
       }
       if let orphan = records?.survivingLocker(id) {
-        if orphan.isConsoleHolder {
-          // A console holder that outlived its daemon keeps the console: no
-          // second holder on the same session. Watched until it ends.
-          adopt(orphan.pid, session)
-          continue
-        }
-        // A direct-mode lock screen is replaced, not doubled: two must never
-        // share a terminal. The session stays locked meanwhile.
-        kill(orphan.pid, SIGKILL)
+        // A lock screen or console holder that outlived its daemon (the unit
+        // has KillMode=process) keeps its terminal: never a second one on the
+        // same session, never a gap. Watched until it ends.
+        adopt(orphan, session)
+        continue
       }
       lock(session, reason: "restart")
     }
@@ -160,7 +156,14 @@ final class Daemon {
   /// `passlock set/remove` and the control socket ask for this: a passcode
   /// appearing or disappearing changes whether we hold an inhibitor.
   func refreshPasscode() {
-    let result = try? gatekeeper.run(.status) { _, _, _ in false }
+    let result: AuthResult?
+    do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch {
+      result = nil
+      reportGatekeeper(problem: "cannot run \(gatekeeper.path): \(error)")
+    }
+    if let result {
+      reportGatekeeper(problem: result.code == .ok ? nil : result.message ?? "passlock-auth failed (\(result.code))")
+    }
     let status = result.flatMap { $0.code == .ok ? StoreStatus(fields: $0.fields) : nil }
     let now = status?.passcodeSet ?? false
     if now != passcodeSet { Log.info(now ? "a passcode is set: locking is on" : "no passcode is set: nothing to lock with") }
@@ -168,6 +171,19 @@ final class Daemon {
     if passcodeSet && !preparingForSleep { takeInhibitor() }
     if !passcodeSet { releaseInhibitor() }
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  /// Why the gatekeeper cannot say whether a passcode exists (a setuid
+  /// helper without its privileges, a refused store): logged at err once per
+  /// change and shown by `passlock status`, since nothing locks meanwhile.
+  private(set) var gatekeeperProblem: String?
+
+  private func reportGatekeeper(problem: String?) {
+    guard problem != gatekeeperProblem else { return }
+    gatekeeperProblem = problem
+    if let problem { Log.error("cannot read the passcode store, so nothing will be locked: \(problem)") } else {
+      Log.info("the passcode store is readable again")
+    }
   }
 
   /// Adds and updates sessions from ListSessions. Sessions missing from the
@@ -245,7 +261,8 @@ final class Daemon {
       return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"])
     }
     guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
-    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"])
+    let record = records.map { ["--record", $0.path(session.id)] } ?? []
+    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + record)
   }
 
   struct LockProblem: Error { var text: String }
@@ -307,11 +324,15 @@ final class Daemon {
     }
   }
 
-  /// Watches a console holder we did not start (it survived a daemon
-  /// restart). Not our child: its end is noticed by polling once a second,
-  /// and only while one exists. A clean unlock removes its state file.
-  private func adopt(_ pid: pid_t, _ session: Logind.SessionInfo) {
-    Log.info("session \(session.id): the console holder \(pid) survived a restart; keeping it")
+  /// Watches a locker we did not start (it survived a daemon restart). Not
+  /// our child, so no exit status: its end is noticed by polling once a
+  /// second, and only while one exists. A clean unlock removes the console
+  /// holder's state file, or the lock screen's record (`--record`).
+  private func adopt(_ survivor: LockRecords.Survivor, _ session: Logind.SessionInfo) {
+    let pid = survivor.pid
+    let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
+    let proof = survivor.isConsoleHolder ? "/run/passlock-vt.state" : records?.path(session.id) ?? ""
+    Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
     adopted[session.id] = pid
     logind.setLockedHint(session, true)
     let timer = DispatchSource.makeTimerSource(queue: .main)
@@ -321,8 +342,8 @@ final class Daemon {
         guard kill(pid, 0) == -1 && errno == ESRCH else { return }
         timer.cancel()
         adopted[session.id] = nil
-        if access("/run/passlock-vt.state", F_OK) == 0 {
-          Log.warning("session \(session.id): the console holder died; locking again")
+        if access(proof, F_OK) == 0 {
+          Log.warning("session \(session.id): the adopted \(what) died; locking again")
           lock(session, reason: "holder died")
         } else {
           unlocked(session)

@@ -16,9 +16,12 @@ struct LockRecords {
     return LockRecords(directory: base + "/locked")
   }
 
+  /// The record's file; the lock screen removes it after a real unlock.
+  func path(_ session: String) -> String { directory + "/" + session }
+
   func add(_ session: String, locker: pid_t) {
     guard Self.isSafe(session) else { return }
-    let fd = open(directory + "/" + session, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    let fd = open(path(session), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     if fd >= 0 {
       try? FileDescriptor(rawValue: fd).writeAll("\(locker)\n")
       fsync(fd)
