@@ -1,0 +1,141 @@
+"""Suspend cycles through the real logind of the booted test system.
+
+Each cycle: logind's Suspend is called; we watch, every millisecond, the
+session's terminal (the byte stream script(1) copies) for the lock screen and
+the container's /sys/power/state (a plain file bound over it) for logind's
+write, which is the moment logind stopped waiting for delay inhibitors and
+"suspended". Then the passcode is typed, and the next cycle waits for the
+daemon's new inhibitor. Used by Tests/System/run (--check: fail on any miss)
+and bench/suspend --real (prints p50/p99).
+
+Environment: BED_LEADER (the container's PID 1), BED_WORK (screen, keys,
+power/state), PASSCODE, SESSION_TTY.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+leader, work = os.environ["BED_LEADER"], os.environ["BED_WORK"]
+passcode, tty = os.environ.get("PASSCODE", "2580"), os.environ["SESSION_TTY"]
+screen_path, state_path = f"{work}/screen", f"{work}/power/state"
+# Frames reach the screen file through script(1), after the pty: a frame seen
+# this much after logind's write still came before it on the terminal.
+COPY_SLACK_MS = 20
+
+
+def inside(*command):
+    return subprocess.run(["nsenter", "-t", leader, "-a", "--", *command], capture_output=True, text=True)
+
+
+def now_ms():
+    return time.monotonic_ns() / 1e6
+
+
+def wait(what, seconds, condition):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    print(f"timed out waiting for {what}", file=sys.stderr)
+    return False
+
+
+def holds_inhibitor():
+    out = inside("systemd-inhibit", "--list", "--no-legend", "--no-pager").stdout
+    return any(line.split()[:1] == ["passlock"] for line in out.splitlines())
+
+
+def session_id():
+    for line in inside("loginctl", "list-sessions", "--no-legend").stdout.splitlines():
+        sid = line.split()[0]
+        if "/dev/" + inside("loginctl", "show-session", sid, "-p", "TTY", "--value").stdout.strip() == tty:
+            return sid
+    raise SystemExit(f"no session on {tty}")
+
+
+def locked_hint(sid):
+    return inside("loginctl", "show-session", sid, "-p", "LockedHint", "--value").stdout.strip() == "yes"
+
+
+def lock_screen_running():
+    out = subprocess.run(["pgrep", "-f", f"^passlock lock --tty {tty}( |$)"], capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+def cycle(sid):
+    mark = os.path.getsize(screen_path)
+    state_before = os.stat(state_path).st_mtime_ns
+    start = now_ms()
+    call = subprocess.Popen(["nsenter", "-t", leader, "-a", "--", "busctl", "call", "org.freedesktop.login1",
+                             "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "Suspend", "b", "false"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    frame = proceeded = None
+    with open(screen_path, "rb") as screen:
+        while now_ms() - start < 10_000 and (frame is None or proceeded is None):
+            if frame is None:
+                screen.seek(mark)
+                if b"Enter Passcode" in screen.read():
+                    frame = now_ms() - start
+            if proceeded is None and os.stat(state_path).st_mtime_ns != state_before:
+                proceeded = now_ms() - start
+            time.sleep(0.001)
+    call.wait()
+    hint = locked_hint(sid)
+    # Unlock, as the person would on resume.
+    with open(f"{work}/keys", "w") as keys:
+        keys.write(passcode)
+    unlocked = wait("the lock screen to end", 10, lambda: not lock_screen_running()) and \
+        wait("LockedHint=no", 5, lambda: not locked_hint(sid))
+    inhibited = wait("a new inhibitor after resume", 10, holds_inhibitor)
+    return frame, proceeded, hint, unlocked, inhibited
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cycles", type=int, default=20)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    sid = session_id()
+    if not wait("the daemon's inhibitor", 10, holds_inhibitor):
+        return 1
+    delay_max = int(inside("busctl", "get-property", "org.freedesktop.login1", "/org/freedesktop/login1",
+                           "org.freedesktop.login1.Manager", "InhibitDelayMaxUSec").stdout.split()[-1]) / 1000
+    frames, proceeds, misses = [], [], []
+    for n in range(1, args.cycles + 1):
+        frame, proceeded, hint, unlocked, inhibited = cycle(sid)
+        problems = []
+        if frame is None:
+            problems.append("no lock screen on the terminal")
+        if proceeded is None:
+            problems.append("logind never proceeded to sleep")
+        elif proceeded >= delay_max * 0.8:
+            problems.append(f"logind waited {proceeded:.0f} ms: the inhibitor was not released")
+        if frame is not None and proceeded is not None and frame > proceeded + COPY_SLACK_MS:
+            problems.append(f"the lock screen came {frame - proceeded:.0f} ms after logind proceeded")
+        if not hint:
+            problems.append("LockedHint was not set")
+        if not unlocked:
+            problems.append("the passcode did not unlock")
+        if not inhibited:
+            problems.append("no new inhibitor after resume")
+        if frame is not None:
+            frames.append(frame)
+        if proceeded is not None:
+            proceeds.append(proceeded)
+        if problems:
+            misses.append(n)
+            print(f"cycle {n}: " + "; ".join(problems))
+    def pct(values, p):
+        return sorted(values)[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
+    print(f"Suspend → lock screen on the terminal: p50 {statistics.median(frames):.1f} ms, p99 {pct(frames, 0.99):.1f} ms")
+    print(f"Suspend → logind proceeds to sleep:    p50 {statistics.median(proceeds):.1f} ms, "
+          f"p99 {pct(proceeds, 0.99):.1f} ms (InhibitDelayMaxSec {delay_max / 1000:.0f} s)")
+    print(f"cycles {args.cycles}, misses {len(misses)}")
+    return 1 if args.check and misses else 0
+
+
+sys.exit(main())
