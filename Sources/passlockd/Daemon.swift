@@ -68,6 +68,7 @@ final class Daemon {
     if config.bool("Lock.OnStart") { lockAll(reason: "start") }
     watchBus()
     watchChildren()
+    watchUninstall()
     startWatchdog()
     ServiceManager.notify("READY=1")
     Log.info("passlockd ready: \(sessions.count) session(s), passcode \(passcodeSet ? "set" : "not set"), inhibitor \(inhibitor == nil ? "not held" : "held")")
@@ -415,6 +416,27 @@ final class Daemon {
           if pid <= 0 { break }
           lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
         }
+      }
+    }
+    source.resume()
+    sources.append(source)
+  }
+
+  /// Exit status when passlock was uninstalled under us; the unit neither
+  /// restarts on it nor calls it a failure (a restart would only fail to exec
+  /// again and again).
+  static let uninstalledStatus: Int32 = 69
+
+  /// Exits cleanly once the gatekeeper is removed from the system (the
+  /// package was removed): without it nothing can be locked or unlocked.
+  private func watchUninstall() {
+    guard let watch = RemovalWatch(path: gatekeeper.path) else { return }
+    let source = DispatchSource.makeReadSource(fileDescriptor: watch.fd, queue: .main)
+    source.setEventHandler {
+      MainActor.assumeIsolated {
+        guard watch.fileIsGone() else { return }
+        Log.info("\(watch.path) was removed (passlock was uninstalled); passlockd exits")
+        exit(Daemon.uninstalledStatus)
       }
     }
     source.resume()

@@ -209,6 +209,21 @@ final class DaemonEndToEndTests {
     }
   }
 
+  @Test func anUninstalledGatekeeperEndsTheDaemonCleanly() throws {
+    // The package removed under a running daemon: it exits 69, which the
+    // unit neither restarts nor counts as a failure, instead of crash-looping.
+    let copy = h.root + "/bin/passlock-auth"
+    try FileManager.default.createDirectory(atPath: h.root + "/bin", withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: Harness.binDirectory + "/passlock-auth", toPath: copy)
+    h.environment["PASSLOCK_AUTH"] = copy
+    try logind.startDaemon()
+    let pid = logind.daemonPID
+    unlink(copy)
+    #expect(Spawn.wait(pid, seconds: 5) == 69, "exit status 69 once the gatekeeper is gone")
+    logind.daemonPID = 0
+    #expect(logind.daemonLog.contains("\(copy) was removed (passlock was uninstalled); passlockd exits"))
+  }
+
   @Test func aBadConfigExitsNamingFileAndLine() throws {
     try "[Idle]\nLockAfterSec=soon\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root

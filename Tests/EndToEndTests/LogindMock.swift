@@ -10,7 +10,7 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   var address: String { "unix:path=\(h.root)/bus" }
   private var busPID: pid_t = 0
   private var mockPID: pid_t = 0
-  private(set) var daemonPID: pid_t = 0
+  var daemonPID: pid_t = 0
   let master: Int32
   let tty: String
   let session = "c1"
