@@ -20,6 +20,7 @@ let package = Package(
     .executable(name: "passlock-auth", targets: ["passlock-auth"]),
     .executable(name: "passlockd", targets: ["passlockd"]),
     .executable(name: "passlock-vt", targets: ["passlock-vt"]),
+    .executable(name: "passlock-docs", targets: ["passlock-docs"]),
     // Built as libpam_passlock.so; installed as pam_passlock.so.
     .library(name: "pam_passlock", type: .dynamic, targets: ["PAMPasslock"]),
     // A stand-in for pam_fprintd in tests; never installed.
@@ -78,6 +79,8 @@ let package = Package(
     .target(name: "PAMTestExternal", linkerSettings: [.linkedLibrary("pam")]),
     // A C PAM host for the module's load/authenticate/unload cycles (tests only).
     .executableTarget(name: "pam-cycles", linkerSettings: [.linkedLibrary("pam")]),
+    // Build-time only: completion scripts and man page fragments from the CLI and config tables.
+    .executableTarget(name: "passlock-docs", dependencies: ["PasslockCore"]),
 
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(

@@ -1,0 +1,46 @@
+import Testing
+
+@testable import PasslockCore
+
+/// The completion scripts and man page fragments are generated from the same
+/// tables as the help text: every subcommand, flag and config key is in them.
+struct DocumentationTests {
+  @Test(arguments: ShellCompletions.Shell.allCases)
+  func everySubcommandAndFlagCompletes(shell: ShellCompletions.Shell) {
+    let script = ShellCompletions.script(for: shell)
+    for sub in CLI.Subcommand.allCases {
+      #expect(script.contains(sub.rawValue), "\(sub.rawValue) missing from the \(shell) script")
+      for option in sub.options {
+        let flag = shell == .fish ? "-l " + option.flag.dropFirst(2) : option.flag
+        #expect(script.contains(flag), "\(option.flag) of \(sub.rawValue) missing from the \(shell) script")
+      }
+    }
+  }
+
+  @Test func theBashScriptCompletesSubcommandsAndFlags() {
+    let script = ShellCompletions.script(for: .bash)
+    #expect(script.contains("compgen -W \"lock set change remove verify status reset config help --help --version\""))
+    #expect(script.contains("    verify)\n      COMPREPLY=($(compgen -W \"--stdin --help\" -- \"$cur\")) ;;\n"))
+    #expect(script.contains("--tty|--ready-fd|--record) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac"))
+  }
+
+  @Test func everyConfigKeyIsInTheManualWithItsDefault() {
+    let page = ManualReference.configKeys()
+    for key in Config.schema {
+      #expect(page.contains("*\(key.key)=*"), "\(key.name) missing")
+    }
+    #expect(page.contains("## [Idle]\n\n*LockAfterSec=*\n\n\tLock a TTY session after this many seconds without input (0: never). Accepted: a whole number from 0 to 86400. Default: 0.\n"))
+  }
+
+  @Test func everyOptionIsInTheManual() {
+    let page = ManualReference.commands()
+    for sub in CLI.Subcommand.allCases {
+      for option in sub.options { #expect(page.contains("\t*\(option.flag)*"), "\(option.flag) missing") }
+    }
+  }
+
+  @Test(arguments: [("a*b_c\\d", "a\\*b\\_c\\\\d"), ("plain", "plain")])
+  func scdocMarkupIsEscaped(text: String, escaped: String) {
+    #expect(ManualReference.escaped(text) == escaped)
+  }
+}
