@@ -13,6 +13,8 @@ public enum CLI {
     case status(json: Bool)
     case reset(stdin: Bool)
     case lock(tty: String?, readyFD: Int32?, record: String?, session: Bool)
+    /// `lock --check`: whether a lock screen could start, touching no terminal.
+    case lockCheck
     case config
   }
 
@@ -54,6 +56,7 @@ public enum CLI {
           ("--session", nil, "Ask passlockd (through logind) to lock all your sessions."),
           ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
           ("--record", "path", "Remove this file after a real unlock (how passlockd learns how a lock it adopted ended)."),
+          ("--check", nil, "Only say whether a lock screen could start (a passcode is set); exit 0 if so."),
         ]
       case .config: return []
       }
@@ -115,6 +118,12 @@ public enum CLI {
     case .reset: return .reset(stdin: stdin)
     case .config: return .config
     case .lock:
+      if flags.contains("--check") {
+        guard flags == ["--check"], values.isEmpty else {
+          throw UsageError(message: "'--check' cannot be combined with other options", subcommand: .lock)
+        }
+        return .lockCheck
+      }
       var readyFD: Int32?
       if let text = values["--ready-fd"] {
         guard let fd = Int32(text), fd > 2 else {

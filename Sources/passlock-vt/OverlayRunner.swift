@@ -17,8 +17,44 @@ enum OverlayRunner {
     "PASSLOCK_STATE_DIR", "PASSLOCK_HASH_COST", "PASSLOCK_PAM_CONFIG_DIR", "PASSLOCK_AUTH",
   ]
 
+  /// Runs `passlock lock --check` as the user: nil when a lock screen could
+  /// start, else what it said (no passcode set, no gatekeeper…).
+  static func preflight() -> String? {
+    let output: (read: Int32, write: Int32)
+    do { output = try closeOnExecPipe() } catch { return "pipe: \(error)" }
+    let pid: pid_t
+    do { pid = try launch(["passlock", "lock", "--check"], stdout: output.write, stderr: output.write) } catch {
+      close(output.read); close(output.write)
+      return "\(error)"
+    }
+    close(output.write)
+    var text: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    while true {
+      let n = read(output.read, &buffer, buffer.count)
+      if n > 0 { text += buffer[..<n]; continue }
+      if n < 0 && errno == EINTR { continue }
+      break
+    }
+    close(output.read)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    guard status != 0 else { return nil }
+    var said = String(decoding: text.prefix(512), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+    if said.hasPrefix("Error: ") { said.removeFirst(7) }
+    return said.isEmpty ? "it exited with status \(exitCode(fromWaitStatus: status))" : said
+  }
+
   /// Starts one lock screen on `tty`; fd 3 in the child is `readyPipe`.
   static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    return try launch(["passlock", "lock", "--tty", tty, "--ready-fd", "3"], stdout: null, stderr: null, ready: readyPipe)
+  }
+
+  /// The lock screen binary run as the caller with a reduced environment and
+  /// no descriptors but /dev/null, `stdout`, `stderr` and the ready pipe.
+  static func launch(_ arguments: [String], stdout: Int32, stderr: Int32, ready: Int32? = nil) throws(HolderError) -> pid_t {
     var entry = passwd()
     var result: UnsafeMutablePointer<passwd>?
     var buffer = [CChar](repeating: 0, count: 16384)
@@ -29,14 +65,11 @@ enum OverlayRunner {
     for name in keptVariables { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
     if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
 
-    // No descriptors but /dev/null and the ready pipe.
-    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-    defer { close(null) }
+    var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]
+    if let ready { descriptors.append((parent: ready, child: 3)) }
     do {
       return try ChildProcess.launch(
-        overlayPath(), arguments: ["passlock", "lock", "--tty", tty, "--ready-fd", "3"],
-        descriptors: [(parent: null, child: 1), (parent: null, child: 2), (parent: readyPipe, child: 3)],
-        environment: environment, resetIDs: true)
+        overlayPath(), arguments: arguments, descriptors: descriptors, environment: environment, resetIDs: true)
     } catch {
       throw .system("posix_spawn", error.errno)
     }

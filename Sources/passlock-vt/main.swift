@@ -15,6 +15,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 func fail(_ error: HolderError) -> Never {
   printError("passlock-vt: \(error)\n")
   if case .usage = error { exit(64) }
+  if case .stuck = error { exit(3) }
   exit(1)
 }
 
@@ -44,17 +45,33 @@ while let argument = rest.popFirst() {
 }
 guard let sessionVT else { fail(.usage("--vt N is required; see 'passlock-vt --help'")) }
 
-// Only the owner of that VT (or root) may lock it.
 let caller = getuid()
 var tty = stat()
 guard stat("/dev/tty\(sessionVT)", &tty) == 0 else { fail(.refused("/dev/tty\(sessionVT) does not exist")) }
-guard caller == 0 || tty.st_uid == caller else {
-  fail(.refused("/dev/tty\(sessionVT) is not yours (owner uid \(tty.st_uid)); only its owner or root may lock it"))
+// Only for the user whose session logind has on screen, on that session's VT
+// (or root): never a lock screen of one user over another user's console.
+if caller != 0 {
+  switch ActiveSession.lookUp() {
+  case .noLogind:
+    fail(.refused("systemd-logind does not run, so nothing says whose session is on screen; only root may lock the console"))
+  case .noActiveSession:
+    fail(.refused("logind has no active session on seat0; refusing to lock"))
+  case .active(let session):
+    guard session.uid == caller else {
+      fail(.refused("the session on screen (\(session.id)) is not yours; refusing to lock over it"))
+    }
+    guard session.vt == sessionVT else {
+      fail(.refused("your active session \(session.id) is on VT \(session.vt), not VT \(sessionVT); refusing to lock"))
+    }
+  }
 }
-// Pre-flight: never lock a console that nothing could unlock.
+// Pre-flight, before the console is touched: never lock a console that only
+// root could open again. The lock screen itself says whether it could run
+// (a passcode is set, the gatekeeper answers).
 guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
   fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
 }
+if let problem = OverlayRunner.preflight() { fail(.refused("the lock screen cannot start: \(problem); refusing to lock")) }
 
 // The holder must outlive memory pressure, and must not die with a terminal.
 KernelKnobs.write("/proc/self/oom_score_adj", "-1000")

@@ -33,6 +33,15 @@ extension Commands {
     return 0
   }
 
+  /// `lock --check`, the console holder's pre-flight: the gatekeeper answers
+  /// and a passcode is set, so a lock screen started now could be unlocked.
+  func lockCheck() throws(CommandFailure) -> Int32 {
+    let result: AuthResult
+    do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch { throw .failed(error.description) }
+    guard try status(from: result).passcodeSet else { throw .failed(Self.noPasscode) }
+    return 0
+  }
+
   /// Runs the passcode screen; `collect` reads the accepted entries afterwards.
   func showOverlay(
     _ screen: inout LockScreen, user: String, tty: String? = nil, allowSimple: Bool = false,

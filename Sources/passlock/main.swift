@@ -35,6 +35,7 @@ do {
     status = try commands(stdin: stdin).change(allowSimple: allowSimple, forgot: forgot)
   case .remove(let stdin, let forgot): status = try commands(stdin: stdin).remove(forgot: forgot)
   case .reset(let stdin): status = try commands(stdin: stdin).reset()
+  case .lockCheck: status = try commands(stdin: false).lockCheck()
   case .lock(_, _, _, true): status = try commands(stdin: false).lockSessions()
   case .lock(let tty, let readyFD, let record, false):
     status = try commands(stdin: false).lock(tty: tty, readyFD: readyFD, record: record)

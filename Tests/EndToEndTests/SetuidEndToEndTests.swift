@@ -128,59 +128,109 @@ final class SetuidEndToEndTests {
     #expect(peek.status != 0, "the user still cannot read the store")
   }
 
-  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0, "needs kernel virtual consoles"))
-  func theConsoleHolderRunsTheLockScreenAsTheUser() throws {
+  /// A fresh VT owned by the test user (as login(1) leaves it) on screen,
+  /// the shared console lock held; everything restored afterwards.
+  func onTheUsersConsole(_ body: (VirtualConsoleTests.FreeConsole, UInt16) throws -> Void) throws {
     ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
-    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
     let original = VirtualConsoleTests.activeConsole()
     let vt = try VirtualConsoleTests.FreeConsole()
-    var holder: pid_t = 0
     defer {
-      if holder > 0 { kill(holder, SIGKILL) }
       _ = try? Self.sh("\(prefix)/bin/passlock-vt --release; pkill -9 -f 'passlock lock --tty /dev/tty' || true")
       try? ConsoleHolderTests.activate(Int32(original))
       chown("/dev/tty\(vt.number)", 0, 5)
       vt.release()
     }
-    // Someone else's VT is refused.
-    let foreign = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(original)])
-    #expect(foreign.status == 1)
-    #expect(foreign.stderr.contains("is not yours"), "\(foreign.stderr)")
-
     chown("/dev/tty\(vt.number)", uid, 5)
     try ConsoleHolderTests.activate(vt.number)
-    holder = try #require(Spawn.start(
-      ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt", String(vt.number)],
-      environment: ["PATH": "/usr/bin:/bin"]))
-    var overlay: pid_t?
-    let deadline = Date().addingTimeInterval(10)
-    while overlay == nil && Date() < deadline {
-      let found = Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
-      overlay = found.split(separator: "\n").compactMap { pid_t($0) }.first
-      usleep(20_000)
+    try body(vt, original)
+  }
+
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
+  func theConsoleHolderRunsTheLockScreenAsTheUser() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    try onTheUsersConsole { vt, _ in
+      let logind = LogindState()
+      try logind.activate(session: "7", uid: uid, vt: vt.number)
+      var holder: pid_t = 0
+      defer { if holder > 0 { kill(holder, SIGKILL) } }
+      holder = try #require(Spawn.start(
+        ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt", String(vt.number)],
+        environment: ["PATH": "/usr/bin:/bin"]))
+      var overlay: pid_t?
+      let deadline = Date().addingTimeInterval(10)
+      while overlay == nil && Date() < deadline {
+        let found = Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
+        overlay = found.split(separator: "\n").compactMap { pid_t($0) }.first
+        usleep(20_000)
+      }
+      let pid = try #require(overlay, "the lock screen started")
+      usleep(300_000)
+      let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+      let line = { (key: String) in status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map(String.init) ?? "" }
+      #expect(line("Uid") == "Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)", "real, effective, saved and fs uid are the user's")
+      #expect(line("Gid") == "Gid:\t\(gid)\t\(gid)\t\(gid)\t\(gid)")
+      #expect(line("Groups") == "Groups:\t\(gid) ", "only the user's groups")
+      #expect(line("CapEff") == "CapEff:\t0000000000000000", "no capabilities")
+      #expect(line("CapPrm") == "CapPrm:\t0000000000000000")
+      let lockVT = Int32(VirtualConsoleTests.activeConsole())
+      #expect(lockVT != vt.number)
+      // A second holder while one runs would unlock switching over the first.
+      let second = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(second.status == 1, "\(second.stderr)")
+      #expect(VirtualConsoleTests.activeConsole() == lockVT, "the first lock holds")
+      let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+      for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+      close(fd)
+      #expect(Spawn.wait(holder, seconds: 10) == 0, "the user's passcode unlocks through the setuid gatekeeper")
+      holder = 0
+      #expect(VirtualConsoleTests.activeConsole() == vt.number)
     }
-    let pid = try #require(overlay, "the lock screen started")
-    usleep(300_000)
-    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-    let line = { (key: String) in status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map(String.init) ?? "" }
-    #expect(line("Uid") == "Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)", "real, effective, saved and fs uid are the user's")
-    #expect(line("Gid") == "Gid:\t\(gid)\t\(gid)\t\(gid)\t\(gid)")
-    #expect(line("Groups") == "Groups:\t\(gid) ", "only the user's groups")
-    #expect(line("CapEff") == "CapEff:\t0000000000000000", "no capabilities")
-    #expect(line("CapPrm") == "CapPrm:\t0000000000000000")
-    let lockVT = Int32(VirtualConsoleTests.activeConsole())
-    #expect(lockVT != vt.number)
-    // A second holder while one runs would unlock switching over the first.
-    let second = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
-    #expect(second.status == 1, "\(second.stderr)")
-    #expect(VirtualConsoleTests.activeConsole() == lockVT, "the first lock holds")
-    let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
-    for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
-    close(fd)
-    #expect(Spawn.wait(holder, seconds: 10) == 0, "the user's passcode unlocks through the setuid gatekeeper")
-    holder = 0
-    #expect(VirtualConsoleTests.activeConsole() == vt.number)
+  }
+
+  /// The hijack: the user made their own VT the active one (as VT_ACTIVATE
+  /// from their console login does) while logind has somebody else's session
+  /// on the seat. Their console holder is refused and the console untouched.
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
+  func aUserCannotLockOverAnotherUsersSession() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    try onTheUsersConsole { vt, original in
+      let logind = LogindState()
+      // Without logind nothing says whose session is on screen: root only.
+      var run = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 1)
+      #expect(run.stderr.contains("systemd-logind does not run"), "\(run.stderr)")
+      #expect(VirtualConsoleTests.activeConsole() == vt.number, "the console is untouched")
+      // logind: root's session on the original VT is the seat's active one.
+      try logind.activate(session: "2", uid: 0, vt: Int32(original))
+      run = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 1)
+      #expect(run.stderr.contains("the session on screen (2) is not yours"), "\(run.stderr)")
+      #expect(VirtualConsoleTests.activeConsole() == vt.number, "the console is untouched")
+      try ConsoleHolderTests.activate(Int32(original))
+      #expect(VirtualConsoleTests.activeConsole() == original, "switching is not locked")
+      // Their own session, but on another VT than the one they name: refused too.
+      try ConsoleHolderTests.activate(vt.number)
+      try logind.activate(session: "7", uid: uid, vt: Int32(original))
+      run = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 1)
+      #expect(run.stderr.contains("is on VT \(original), not VT \(vt.number)"), "\(run.stderr)")
+    }
+  }
+
+  /// Pre-flight: no passcode (or no way to start the lock screen) is refused
+  /// before the console is touched: never a console only root could reopen.
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
+  func noPasscodeIsRefusedBeforeTheConsoleIsTouched() throws {
+    try onTheUsersConsole { vt, _ in
+      let logind = LogindState()
+      try logind.activate(session: "7", uid: uid, vt: vt.number)
+      let run = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 1)
+      #expect(run.stderr.contains("the lock screen cannot start: No passcode is set"), "\(run.stderr)")
+      #expect(VirtualConsoleTests.activeConsole() == vt.number, "the console is untouched")
+      #expect(!FileManager.default.fileExists(atPath: "/run/passlock-vt.state"), "nothing recorded")
+    }
   }
 
   @Test func aConfigNotOwnedByRootIsRefused() throws {

@@ -18,6 +18,7 @@ import Testing
     (["lock", "--tty", "/dev/pts/3", "--record", "/run/user/1000/passlock/locked/3"],
      .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", session: false)),
     (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, session: true)),
+    (["lock", "--check"], .lockCheck),
     (["config"], .config),
     (["remove"], .remove(stdin: false, forgot: false)),
     (["verify", "--stdin"], .verify(stdin: true)),
@@ -35,8 +36,9 @@ import Testing
     (["--verbose"], "Error: Unknown option '--verbose'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
     (["status", "--stdin"], "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"),
     (["verify", "1234"], "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"),
-    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>]\n  See 'passlock lock --help' for more information.\n"),
-    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--check", "--session"], "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
+    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
   ]
 
   @Test(arguments: usageErrors)
