@@ -1,4 +1,5 @@
 import Glibc
+import PasslockPOSIX
 
 /// The kernel's virtual consoles, through /dev/tty0 and the VT ioctls
 /// (linux/vt.h). Everything here needs root or the console's owner.
@@ -32,10 +33,43 @@ struct Console {
     return number
   }
 
-  func switchTo(_ vt: Int32) throws(HolderError) {
+  static let setMode: UInt = 0x5602  // VT_SETMODE
+  static let releaseDisplay: UInt = 0x5605  // VT_RELDISP
+
+  /// Switches to `vt`, waiting at most `seconds`. A display server holds its
+  /// VT in VT_PROCESS mode and must acknowledge the release; one that is
+  /// stopped or hung never does, and VT_WAITACTIVE would wait forever with
+  /// the session on screen. Past the deadline the release is acknowledged
+  /// for it as root (VT_RELDISP on its VT, which CAP_SYS_TTY_CONFIG allows,
+  /// its own mode kept, so it gets its VT back as after any switch); if even
+  /// that does not switch, its VT goes back to VT_AUTO, and then it fails.
+  func switchTo(_ vt: Int32, within seconds: Double = 1) throws(HolderError) {
+    let from = active()
     guard ioctl(fd, Console.activate, vt) == 0 else { throw .system("VT_ACTIVATE \(vt)", errno) }
-    guard ioctl(fd, Console.waitActive, vt) == 0 else { throw .system("VT_WAITACTIVE \(vt)", errno) }
+    if waitUntilActive(vt, seconds: seconds) { return }
+    let stuck = open("/dev/tty\(from)", O_RDWR | O_NOCTTY | O_CLOEXEC)
+    defer { if stuck >= 0 { close(stuck) } }
+    if stuck >= 0, ioctl(stuck, Console.releaseDisplay, Int32(1)) == 0, waitUntilActive(vt, seconds: 0.5) { return }
+    var automatic: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]  // struct vt_mode, mode VT_AUTO: all zero
+    if stuck >= 0, ioctl(stuck, Console.setMode, &automatic) == 0, ioctl(fd, Console.activate, vt) == 0,
+      waitUntilActive(vt, seconds: 0.5)
+    {
+      return
+    }
+    throw .stuck("VT \(from) does not let go of the console (its display server does not answer)")
   }
+
+  /// Polls VT_GETSTATE: VT_WAITACTIVE has no timeout.
+  func waitUntilActive(_ vt: Int32, seconds: Double) -> Bool {
+    let deadline = monotonicSeconds() + seconds
+    while active() != vt {
+      if monotonicSeconds() > deadline { return false }
+      usleep(5_000)
+    }
+    return true
+  }
+
+  func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
 
   func lockSwitching() throws(HolderError) {
     guard ioctl(fd, Console.lockSwitch, Int32(1)) == 0 else { throw .system("VT_LOCKSWITCH", errno) }
@@ -71,11 +105,11 @@ struct KernelKnobs: Equatable {
     if let sysrq { KernelKnobs.write(KernelKnobs.sysrqPath, sysrq) }
   }
 
-  static func read(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+  static func read(_ path: String, limit: Int = 256) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 256)
+    var buffer = [UInt8](repeating: 0, count: limit)
     let n = Glibc.read(fd, &buffer, buffer.count)
     return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : nil
   }
@@ -92,10 +126,12 @@ enum HolderError: Error, CustomStringConvertible {
   case usage(String)
   case refused(String)
   case system(String, Int32)
+  /// The display server on screen does not give up the VT; exit status 3.
+  case stuck(String)
 
   var description: String {
     switch self {
-    case .usage(let text), .refused(let text): return text
+    case .usage(let text), .refused(let text), .stuck(let text): return text
     case .system(let call, let code): return "\(call): \(String(cString: strerror(code)))"
     }
   }

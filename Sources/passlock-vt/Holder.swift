@@ -36,7 +36,15 @@ struct Holder {
     let knobs = stale?.knobs ?? KernelKnobs.current()
     let holder = Holder(console: console, originalVT: original, lockVT: vt, knobs: knobs, user: user)
     State(original: original, lock: vt, knobs: knobs, holder: getpid()).write()
-    try console.switchTo(vt)
+    do { try console.switchTo(vt) } catch {
+      // Nothing is locked: leave the console as it was, and say so.
+      unlink(stateFile)
+      fchown(fd, 0, 5)
+      fchmod(fd, 0o620)
+      close(fd)
+      console.release(vt)
+      throw error
+    }
     try console.lockSwitching()
     KernelKnobs.mute()
     return (holder, fd)

@@ -92,6 +92,12 @@ final class Daemon {
         if let session = sessions.values.first(where: { $0.path == message.path }) { lock(session, reason: "logind Lock") }
       }
     }
+    try bus.onSignal(sender: Logind.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+      [unowned self] message in
+      MainActor.assumeIsolated {
+        if let session = sessions.values.first(where: { $0.path == message.path }) { followIdleHint(session) }
+      }
+    }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [unowned self] message in
       MainActor.assumeIsolated { logindUnlock(path: message.path) }
     }
@@ -172,6 +178,7 @@ final class Daemon {
     if passcodeSet && !preparingForSleep { takeInhibitor() }
     if !passcodeSet { releaseInhibitor() }
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
 
   /// Why the gatekeeper cannot say whether a passcode exists (a setuid
@@ -191,8 +198,20 @@ final class Daemon {
   /// list are kept: a logind that just came back may not know them yet, and
   /// lock state must survive that. Only SessionRemoved forgets a session.
   func refreshSessions() throws(BusError) {
-    for session in try logind.sessions(of: uid) { sessions[session.id] = session }
+    for session in try logind.sessions(of: uid) {
+      let known = sessions[session.id] != nil
+      sessions[session.id] = session
+      if !known { followIdleHint(session) }
+    }
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+  }
+
+  /// A graphical session's IdleHint (it has no TTY whose atime could tell).
+  private func followIdleHint(_ session: Logind.SessionInfo) {
+    guard session.isGraphical, !session.remote, let hint = logind.idleHint(session) else { return }
+    idle.hint(
+      session.id, idle: hint.idle, sinceMicroseconds: hint.sinceMicroseconds,
+      enabled: passcodeSet && lockers[session.id] == nil && adopted[session.id] == nil)
   }
 
   private func sessionRemoved(_ id: String) {
@@ -217,9 +236,9 @@ final class Daemon {
 
   // MARK: Locking
 
-  /// The user's local sessions with a terminal; remote ones are left alone.
+  /// The user's local sessions with a terminal or a VT; remote ones are left alone.
   func lockableSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { !$0.remote && !$0.tty.isEmpty }.sorted { $0.id < $1.id }
+    sessions.values.filter { !$0.remote && (!$0.tty.isEmpty || consoleVT($0) != nil) }.sorted { $0.id < $1.id }
   }
 
   func lockAll(reason: String) {
@@ -232,23 +251,30 @@ final class Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    guard !session.tty.isEmpty, consoleVT(session) != nil || access(session.tty, R_OK | W_OK) == 0 else {
-      let why = session.tty.isEmpty ? "it has no TTY" : "\(session.tty) cannot be opened by this user"
+    guard consoleVT(session) != nil || (!session.tty.isEmpty && access(session.tty, R_OK | W_OK) == 0) else {
+      let why =
+        session.tty.isEmpty
+        ? (session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
+        : "\(session.tty) cannot be opened by this user"
       problems[session.id] = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
       return
     }
     problems[session.id] = nil
     guard startLocker(session) else { return }
-    Log.info("session \(session.id): locked (\(reason)) on \(session.tty)")
+    Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
   }
 
-  /// The VT number when the session should be locked on a VT of its own.
+  /// The VT number when the session should be locked on a VT of its own: a
+  /// console login on its VT, or a display server's session on a VT (X11,
+  /// Wayland, Mir: physlock's use), which has no TTY of its own to take over.
   func consoleVT(_ session: Logind.SessionInfo) -> Int32? {
     let mode = config["Console.Mode"]
-    guard mode != "direct", session.vtNumber > 0, session.tty == "/dev/tty\(session.vtNumber)" else { return nil }
+    guard mode != "direct", session.vtNumber > 0,
+      session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical
+    else { return nil }
     return Int32(session.vtNumber)
   }
 
@@ -280,6 +306,7 @@ final class Daemon {
     }
     do {
       let locker = try Locker(sessionID: session.id, command: command) { [unowned self] in
+        problems[session.id] = nil
         releaseIfEveryLockerIsReady()
       }
       lockers[session.id] = locker
@@ -298,6 +325,7 @@ final class Daemon {
     restarts[session.id] = nil
     logind.setLockedHint(session, false)
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    followIdleHint(session)
   }
 
   /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
@@ -310,6 +338,14 @@ final class Daemon {
     if status == 0 {
       unlocked(session)
       return
+    }
+    if status == 3, consoleVT(session) != nil {
+      // passlock-vt could not take the console: the display server on that
+      // VT does not let go of it. Nothing is locked; say so loudly, let a
+      // pending sleep go on (logind would stop waiting anyway), and retry.
+      problems[id] = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
+      Log.error("session \(id): \(problems[id]!); retrying")
+      releaseIfEveryLockerIsReady()
     }
     let now = monotonicNanoseconds()
     var record = restarts[id] ?? (0, now)

@@ -42,7 +42,35 @@ final class IdleWatcher {
   func stop(_ id: String) {
     timers[id]?.timer.cancel()
     timers[id] = nil
+    hintTimers[id]?.cancel()
+    hintTimers[id] = nil
     deadlines[id] = nil
+  }
+
+  /// Graphical sessions have no TTY to watch: they publish logind's IdleHint
+  /// and IdleSinceHint instead (GNOME, swayidle's idlehint), announced with
+  /// PropertiesChanged. One timer at IdleSinceHint + timeout while idle;
+  /// none while active.
+  private var hintTimers: [String: DispatchSourceTimer] = [:]
+
+  func hint(_ id: String, idle: Bool, sinceMicroseconds: UInt64, enabled: Bool) {
+    hintTimers[id]?.cancel()
+    hintTimers[id] = nil
+    deadlines[id] = nil
+    guard enabled, timeoutSeconds > 0, idle else { return }
+    let deadline = Int64(sinceMicroseconds / 1_000_000) + Int64(timeoutSeconds)
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(deadline: .now() + .seconds(Int(max(0, deadline - wallClockSeconds()))))
+    timer.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated {
+        hintTimers[id] = nil
+        deadlines[id] = nil
+        onIdle(id)
+      }
+    }
+    hintTimers[id] = timer
+    deadlines[id] = deadline
+    timer.resume()
   }
 
   private func arm(_ id: String, tty: String) {

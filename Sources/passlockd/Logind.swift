@@ -19,6 +19,11 @@ final class Logind {
     var tty: String
     var remote: Bool
     var vtNumber: UInt32
+    /// tty, x11, wayland, mir, unspecified…
+    var type: String = "tty"
+
+    /// A display server's session: it may have a VT but no TTY.
+    var isGraphical: Bool { ["x11", "wayland", "mir"].contains(type) }
   }
 
   /// The user's sessions (ListSessions, filtered by uid: a user service is
@@ -45,7 +50,17 @@ final class Logind {
     if !tty.isEmpty && !tty.hasPrefix("/") { tty = "/dev/" + tty }
     let remote = try bus.property(Self.name, path, Self.session, "Remote").bool()
     let vt = (try? bus.property(Self.name, path, Self.session, "VTNr").uint32()) ?? 0
-    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt)
+    let type = (try? bus.property(Self.name, path, Self.session, "Type").string()) ?? "tty"
+    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt, type: type)
+  }
+
+  /// IdleHint and IdleSinceHint (µs, wall clock) of a session that publishes
+  /// them (graphical sessions: GNOME, swayidle's idlehint); nil if unreadable.
+  func idleHint(_ session: SessionInfo) -> (idle: Bool, sinceMicroseconds: UInt64)? {
+    guard let idle = try? bus.property(Self.name, session.path, Self.session, "IdleHint").bool(),
+      let since = try? bus.property(Self.name, session.path, Self.session, "IdleSinceHint").uint64()
+    else { return nil }
+    return (idle, since)
   }
 
   /// A sleep *delay* inhibitor: logind waits (up to InhibitDelayMaxUSec) until

@@ -165,6 +165,61 @@ final class DaemonEndToEndTests {
     }
   }
 
+  @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
+  func aGraphicalSessionOnAVTIsLockedOnAVTOfItsOwnBeforeSleep() throws {
+    try onAConsoleSession { vt in
+      // An X11 session as a display manager leaves it: a VT, no TTY.
+      logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'x11', 'TTY': ''}, dbus_interface=MOCK)")
+      try logind.startDaemon()
+      waitFor("started") { logind.inhibitors() == ["passlock"] }
+      logind.emitPrepareForSleep(true)
+      waitFor("the inhibitor is released") { logind.inhibitors().isEmpty }
+      let lockVT = Int32(VirtualConsoleTests.activeConsole())
+      #expect(lockVT != vt.number, "the lock VT was on screen before the inhibitor went")
+      #expect(logind.lockedHint)
+      #expect(logind.daemonLog.contains("locked (sleep) on VT \(vt.number)"), "\(logind.daemonLog)")
+      logind.emitPrepareForSleep(false)
+      usleep(200_000)
+      ConsoleHolderTests.type("2580", onVT: lockVT)
+      waitFor("unlocked, back on the session's VT") {
+        !logind.lockedHint && self.pids("passlock-vt --vt \(vt.number)").isEmpty && VirtualConsoleTests.activeConsole() == vt.number
+      }
+    }
+  }
+
+  @Test func aGraphicalSessionWithoutAVTIsReportedNotLocked() throws {
+    logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'TTY': '', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("reported") { logind.daemonLog.contains("cannot lock: a wayland session without a VT") }
+    #expect(logind.lockerPIDs.isEmpty)
+    let status = h.passlock("status")
+    #expect(status.stdout.contains("Session c1: no TTY, unlocked, cannot lock: a wayland session without a VT"), "\(status.stdout)")
+  }
+
+  @Test func aGraphicalSessionFollowsLogindsIdleHint() throws {
+    try "[Idle]\nLockAfterSec=2\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
+    // A Wayland session (swayidle's idlehint sets IdleHint); the pty stands in
+    // for where its lock screen goes.
+    logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    try logind.startDaemon()
+    let idle = { (on: Bool, secondsAgo: Int) in
+      let since = (Int(Date().timeIntervalSince1970) - secondsAgo) * 1_000_000
+      self.logind.python("session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)")
+    }
+    idle(true, 0)
+    usleep(1_000_000)
+    idle(false, 0)  // activity: the timer is cancelled
+    usleep(2_000_000)
+    #expect(logind.lockerPIDs.isEmpty, "no lock after the session became active again")
+    idle(true, 1)  // idle since a second ago: locked a second from now
+    let armed = Date()
+    waitFor("locked once idle for LockAfterSec", seconds: 4) { logind.lockerPIDs.count == 1 }
+    #expect(Date().timeIntervalSince(armed) >= 0.8, "not before the timeout")
+    #expect(logind.daemonLog.contains("locked (idle)"))
+  }
+
   /// Runs `body` with the mocked session on a freshly allocated VT that is on
   /// screen, holding the shared console lock; restores the console afterwards.
   func onAConsoleSession(_ body: (VirtualConsoleTests.FreeConsole) throws -> Void) throws {
