@@ -43,7 +43,7 @@ struct Console {
   /// for it as root (VT_RELDISP on its VT, which CAP_SYS_TTY_CONFIG allows,
   /// its own mode kept, so it gets its VT back as after any switch); if even
   /// that does not switch, its VT goes back to VT_AUTO, and then it fails.
-  func switchTo(_ vt: Int32, within seconds: Double = 1) throws(HolderError) {
+  func switchTo(_ vt: Int32, within seconds: Double = 0.5) throws(HolderError) {
     let from = active()
     guard ioctl(fd, Console.activate, vt) == 0 else { throw .system("VT_ACTIVATE \(vt)", errno) }
     if waitUntilActive(vt, seconds: seconds) { return }

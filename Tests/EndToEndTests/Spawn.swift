@@ -23,11 +23,28 @@ enum Spawn {
 }
 
 /// The kernel's consoles are one shared resource: tests that allocate, switch
-/// or lock VTs take this first, whichever suite they are in (suites run in
-/// parallel). A semaphore, since a test's init and deinit may run on
-/// different threads.
+/// or lock VTs take this first, whichever suite they are in. Suites run in
+/// parallel threads (a semaphore: a test's init and deinit may run on
+/// different threads) and other test processes may run at once (an flock on
+/// one machine-wide lock file, held while the semaphore is).
 enum ConsoleAccess {
   nonisolated(unsafe) static let semaphore = DispatchSemaphore(value: 1)  // DispatchSemaphore is thread-safe
-  static func acquire() { semaphore.wait() }
-  static func release() { semaphore.signal() }
+  static let lockFile = "/tmp/passlock-console-tests.lock"
+  /// The lock file's descriptor; only touched by the semaphore's holder.
+  nonisolated(unsafe) static var held: Int32 = -1
+
+  static func acquire() {
+    semaphore.wait()
+    held = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    while held >= 0 && flock(held, LOCK_EX) != 0 && errno == EINTR {}
+  }
+
+  static func release() {
+    if held >= 0 {
+      flock(held, LOCK_UN)
+      close(held)
+      held = -1
+    }
+    semaphore.signal()
+  }
 }

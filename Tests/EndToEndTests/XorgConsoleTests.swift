@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+
+/// passlock-vt over a real X server on a VT (Xorg with the dummy driver and an
+/// inactive modesetting device, so it opens its VT; DESIGN.md). Root only; the
+/// server, the VTs it and the lock took, and the active VT are restored.
+@Suite(.serialized, .enabled(if: XorgServer.available, "needs root, kernel virtual consoles and Xorg (scripts/install-deps as root)"))
+final class XorgConsoleTests {
+  typealias VT = VirtualConsoleTests
+  let h = Harness()
+  let original: UInt16
+  let x: XorgServer
+
+  init() throws {
+    ConsoleAccess.acquire()
+    original = VT.activeConsole()
+    do { x = try XorgServer(h) } catch {
+      try? ConsoleHolderTests.activate(Int32(original))
+      ConsoleAccess.release()
+      throw error
+    }
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+  }
+
+  deinit {
+    for pid in pids("passlock-vt --vt") { kill(pid, SIGKILL) }
+    _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+    for pid in pids("passlock lock --tty /dev/tty") { kill(pid, SIGKILL) }
+    x.stop()
+    try? ConsoleHolderTests.activate(Int32(original))
+    ConsoleAccess.release()
+  }
+
+  func pids(_ pattern: String) -> [pid_t] {
+    h.run("/usr/bin/pgrep", ["-f", pattern], input: Data()).stdout.split(separator: "\n").compactMap { pid_t($0) }
+  }
+
+  func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() && Date() < deadline { usleep(5_000) }
+    #expect(condition(), "\(what)")
+  }
+
+  /// Starts the holder over X's VT; returns its pid and the moment the ready byte came (or nil).
+  func lock() throws -> (pid: pid_t, readyAfter: Double?) {
+    var ready: [Int32] = [0, 0]
+    pipe(&ready)
+    let started = Date()
+    let pid = try #require(Spawn.start(
+      [Harness.binDirectory + "/passlock-vt", "--vt", String(x.vt), "--ready-fd", "3"],
+      environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+    close(ready[1])
+    var byte: UInt8 = 0
+    var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
+    let came = poll(&poller, 1, 5_000) == 1 && read(ready[0], &byte, 1) == 1
+    close(ready[0])
+    return (pid, came ? Date().timeIntervalSince(started) : nil)
+  }
+
+  @Test func lockOverXRefusesSwitchingAndGivesXBackAlive() throws {
+    let before = try #require(x.screenshotSize(), "a screenshot of X before the lock")
+    let (holder, readyAfter) = try lock()
+    #expect(readyAfter != nil, "the ready byte once the lock VT is on screen")
+    let lockVT = Int32(VT.activeConsole())
+    #expect(lockVT != x.vt, "the lock has a VT of its own")
+    // chvt back to X: refused while locked.
+    try ConsoleHolderTests.activate(x.vt)
+    #expect(VT.activeConsole() == lockVT, "VT_ACTIVATE of X's VT does not switch")
+    // X's own Ctrl-Alt-Fn (VT_ACTIVATE from the server): refused too.
+    let target: Int32 = x.vt == 2 ? 3 : 2
+    let wasAllocated = ConsoleHolderTests.isAllocated(target)
+    x.xdotool(["key", "ctrl+alt+F\(target)"])
+    usleep(300_000)
+    #expect(VT.activeConsole() == lockVT, "X's Ctrl-Alt-F\(target) does not switch")
+    if !wasAllocated { XorgServer.disallocate(target) }  // X's VT_ACTIVATE allocated it
+    // A wrong passcode keeps it; the right one brings X back.
+    ConsoleHolderTests.type("1111", onVT: lockVT)
+    usleep(600_000)
+    #expect(kill(holder, 0) == 0 && VT.activeConsole() == lockVT, "a wrong passcode keeps the lock")
+    ConsoleHolderTests.type("2580", onVT: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0, "the holder exits 0 after the right passcode")
+    #expect(VT.activeConsole() == x.vt, "X's VT is back")
+    #expect(x.answers(), "X still answers (xdpyinfo)")
+    #expect(x.screenshotSize() == before, "a screenshot after, of the same size")
+  }
+
+  @Test func aStoppedXServerIsLockedOverWithinASecond() throws {
+    x.pause()
+    let (holder, readyAfter) = try lock()
+    let after = try #require(readyAfter, "locked even though X does not give up its VT")
+    #expect(after < 1.0, "within 1 s (took \(Int(after * 1000)) ms)")
+    let lockVT = Int32(VT.activeConsole())
+    #expect(lockVT != x.vt)
+    try ConsoleHolderTests.activate(x.vt)
+    #expect(VT.activeConsole() == lockVT, "switching locked")
+    x.resume()
+    usleep(300_000)
+    ConsoleHolderTests.type("2580", onVT: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0)
+    waitFor("X's VT is back") { VT.activeConsole() == x.vt }
+    #expect(x.answers(), "X continued afterwards still works")
+  }
+
+  @Test(.enabled(if: LogindMock.available, "needs dbus-daemon and python3-dbusmock"))
+  func passlockdLocksAnX11SessionBeforeSleep() throws {
+    let logind = try LogindMock(h)
+    defer { logind.stopDaemon() }
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'x11', 'TTY': '', 'VTNr': dbus.UInt32(\(x.vt))}, dbus_interface=MOCK)")
+    try logind.startDaemon()
+    waitFor("the inhibitor") { logind.inhibitors() == ["passlock"] }
+    logind.emitPrepareForSleep(true)
+    waitFor("the inhibitor is released") { logind.inhibitors().isEmpty }
+    let lockVT = Int32(VT.activeConsole())
+    #expect(lockVT != x.vt, "the lock VT was up before the inhibitor went")
+    #expect(logind.lockedHint)
+    logind.emitPrepareForSleep(false)
+    usleep(200_000)
+    ConsoleHolderTests.type("2580", onVT: lockVT)
+    waitFor("unlocked, X back") { !logind.lockedHint && VT.activeConsole() == x.vt }
+    #expect(x.answers())
+  }
+}
+
+/// One Xorg on a free VT, display :47 (or the next free one).
+final class XorgServer {
+  static let binary = "/usr/lib/xorg/Xorg"
+  static var available: Bool {
+    getuid() == 0 && access("/dev/tty0", W_OK) == 0 && FileManager.default.isExecutableFile(atPath: binary)
+      && FileManager.default.isExecutableFile(atPath: "/usr/bin/xdpyinfo")
+  }
+
+  let h: Harness
+  let vt: Int32
+  let display: String
+  private var pid: pid_t = 0
+
+  init(_ harness: Harness) throws {
+    h = harness
+    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
+    var free: Int32 = -1
+    _ = ioctl(console, VirtualConsoleTests.VT_OPENQRY, &free)
+    close(console)
+    guard free > 0 else { throw CocoaError(.featureUnsupported) }
+    vt = free
+    var number = 47
+    while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
+    display = ":\(number)"
+    let config = h.root + "/xorg.conf"
+    try Self.config.write(toFile: config, atomically: true, encoding: .utf8)
+    pid = try #require(Spawn.start(
+      [Self.binary, display, "vt\(vt)", "-config", config, "-noreset", "-nolisten", "tcp", "-logfile", h.root + "/xorg.log"],
+      environment: ["PATH": "/usr/bin:/bin"],
+      descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+    let deadline = Date().addingTimeInterval(10)
+    while !(answers() && VirtualConsoleTests.activeConsole() == vt) {
+      guard Date() < deadline else {
+        stop()
+        throw CocoaError(.executableLoad)
+      }
+      usleep(50_000)
+    }
+  }
+
+  func answers() -> Bool {
+    h.run("/usr/bin/timeout", ["3", "/usr/bin/xdpyinfo", "-display", display], input: Data()).status == 0
+  }
+
+  func xdotool(_ arguments: [String]) {
+    _ = h.run("/usr/bin/env", ["DISPLAY=\(display)", "/usr/bin/timeout", "3", "/usr/bin/xdotool"] + arguments, input: Data())
+  }
+
+  /// The root window's size in a screenshot (ImageMagick's import), "WxH".
+  func screenshotSize() -> String? {
+    let file = h.root + "/shot-\(UUID().uuidString.prefix(6)).png"
+    guard h.run("/usr/bin/import", ["-display", display, "-window", "root", file], input: Data()).status == 0 else { return nil }
+    let size = h.run("/usr/bin/identify", ["-format", "%wx%h", file], input: Data()).stdout
+    return size.isEmpty ? nil : size
+  }
+
+  func pause() { kill(pid, SIGSTOP) }
+  func resume() { kill(pid, SIGCONT) }
+
+  func stop() {
+    guard pid > 0 else { return }
+    kill(pid, SIGCONT)
+    kill(pid, SIGTERM)
+    if Spawn.wait(pid, seconds: 5) == nil {
+      kill(pid, SIGKILL)
+      _ = Spawn.wait(pid, seconds: 2)
+    }
+    pid = 0
+    Self.disallocate(vt)
+  }
+
+  static func disallocate(_ vt: Int32) {
+    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
+    _ = ioctl(console, VirtualConsoleTests.VT_DISALLOCATE, vt)
+    close(console)
+  }
+
+  /// The dummy driver alone makes Xorg skip the console; an inactive
+  /// modesetting device makes it open its VT (DESIGN.md).
+  static let config = """
+    Section "ServerLayout"
+      Identifier "layout"
+      Screen "screen"
+      Inactive "console"
+    EndSection
+    Section "Device"
+      Identifier "dummy"
+      Driver "dummy"
+      VideoRam 16384
+    EndSection
+    Section "Device"
+      Identifier "console"
+      Driver "modesetting"
+    EndSection
+    Section "Monitor"
+      Identifier "monitor"
+      HorizSync 5.0-1000.0
+      VertRefresh 5.0-200.0
+      Modeline "800x600" 40.0 800 840 968 1056 600 601 605 628
+    EndSection
+    Section "Screen"
+      Identifier "screen"
+      Device "dummy"
+      Monitor "monitor"
+      DefaultDepth 24
+      SubSection "Display"
+        Depth 24
+        Modes "800x600"
+      EndSubSection
+    EndSection
+
+    """
+}
