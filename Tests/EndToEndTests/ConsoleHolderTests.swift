@@ -116,7 +116,9 @@ final class ConsoleHolderTests {
     #expect(exit == 0, "the holder exits 0 after the right passcode")
     holder = 0
     #expect(VT.activeConsole() == session.number, "the session's VT is back")
-    #expect(!Self.isAllocated(lockVT), "the lock VT is freed")
+    // The kernel never frees the first console; VT_OPENQRY hands it out when
+    // nothing holds it open (after an X server left it, for one).
+    #expect(lockVT == 1 || !Self.isAllocated(lockVT), "the lock VT is freed")
     #expect(Self.consoleLogLevel() == logLevel)
     try Self.activate(Int32(original))
     #expect(VT.activeConsole() == original, "switching is allowed again")
