@@ -15,8 +15,16 @@ public final class LockTerminal {
   /// A session's job stopped while we hold its terminal (only with `--tty`).
   private var frozen: ForegroundJob?
 
-  /// Takes over `fd` (the caller's terminal) or, with `path`, opens that device.
-  public init(path: String?, term: String?) throws(LockTerminalError) {
+  /// Where the terminal's settings from before the lock are kept while it
+  /// lasts: a lock screen that replaces a killed one finds the terminal in
+  /// the raw mode its predecessor left, and must give back the settings from
+  /// before the lock instead (a shell's, an editor's own raw mode).
+  private let settingsFile: String?
+
+  /// Takes over `fd` (the caller's terminal) or, with `path`, opens that
+  /// device; `settingsFile` keeps its settings across lock screens.
+  public init(path: String?, term: String?, settingsFile: String? = nil) throws(LockTerminalError) {
+    self.settingsFile = settingsFile
     if let path {
       do { fd = try FileDescriptor.open(path, O_RDWR | O_NOCTTY) } catch { throw .open(error) }
       ownsDescriptor = true
@@ -47,11 +55,9 @@ public final class LockTerminal {
   /// passcode), then the lock screen's modes.
   public func begin() throws(LockTerminalError) {
     guard tcgetattr(fd.rawValue, &saved) == 0 else { throw .setup(SystemError("tcgetattr")) }
-    // Already raw, without signals: a lock screen before us was killed
-    // mid-lock and this one replaces it. Restoring its raw mode would hand
-    // the session a terminal without echo or line editing; hand back the
-    // settings `stty sane` gives instead.
-    if saved.c_lflag & tcflag_t(ICANON | ECHO | ISIG) == 0 { Self.makeSane(&saved) }
+    if let settingsFile {
+      if let before = Self.loadSettings(settingsFile) { saved = before } else { Self.storeSettings(saved, settingsFile) }
+    }
     var raw = saved
     raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
     raw.c_iflag &= ~tcflag_t(IXON | IXOFF | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
@@ -84,11 +90,21 @@ public final class LockTerminal {
     return (Int(ws.ws_col), Int(ws.ws_row))
   }
 
-  /// The cooked-mode flags of `stty sane` (control characters are kept).
-  static func makeSane(_ t: inout termios) {
-    t.c_iflag = (t.c_iflag | tcflag_t(BRKINT | ICRNL | IMAXBEL | IXON)) & ~tcflag_t(INLCR | IGNCR | ISTRIP | IXOFF)
-    t.c_oflag |= tcflag_t(OPOST | ONLCR)
-    t.c_lflag |= tcflag_t(ICANON | ISIG | IEXTEN | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE)
+  static func loadSettings(_ path: String) -> termios? {
+    guard let fd = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) else { return nil }
+    defer { fd.close() }
+    guard let bytes = try? fd.readAll(limit: 256), bytes.count == MemoryLayout<termios>.size else { return nil }
+    var settings = termios()
+    withUnsafeMutableBytes(of: &settings) { $0.copyBytes(from: bytes) }
+    return settings
+  }
+
+  static func storeSettings(_ settings: termios, _ path: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return }
+    withUnsafeBytes(of: settings) { _ = Glibc.write(fd, $0.baseAddress, $0.count) }
+    fsync(fd)
+    close(fd)
   }
 
   public func restore() {

@@ -35,6 +35,13 @@ struct ActiveSession: Equatable {
     return .active(ActiveSession(id: id, uid: uid, vt: session["VTNR"].flatMap { Int32($0) } ?? 0))
   }
 
+  /// Whether session `id` still exists as `uid`'s session on `vt` (the caller
+  /// may have stalled this process while logging out and someone else in).
+  static func stillExists(_ id: String, uid: uid_t, vt: Int32) -> Bool {
+    guard let session = fields(sessionDirectory + "/" + id) else { return false }
+    return session["UID"].flatMap { uid_t($0) } == uid && session["VTNR"].flatMap { Int32($0) } == vt
+  }
+
   /// KEY=value lines of a root-owned regular file; nil for anything else.
   static func fields(_ path: String) -> [String: String]? {
     var st = stat()

@@ -33,30 +33,61 @@ struct Console {
     return number
   }
 
-  static let setMode: UInt = 0x5602  // VT_SETMODE
   static let releaseDisplay: UInt = 0x5605  // VT_RELDISP
 
   /// Switches to `vt`, waiting at most `seconds`. A display server holds its
   /// VT in VT_PROCESS mode and must acknowledge the release; one that is
   /// stopped or hung never does, and VT_WAITACTIVE would wait forever with
-  /// the session on screen. Past the deadline the release is acknowledged
-  /// for it as root (VT_RELDISP on its VT, which CAP_SYS_TTY_CONFIG allows,
-  /// its own mode kept, so it gets its VT back as after any switch); if even
-  /// that does not switch, its VT goes back to VT_AUTO, and then it fails.
+  /// the session on screen. Past the deadline, and only when every process
+  /// holding its VT is stopped or in uninterruptible sleep (so none can take
+  /// the VT back behind the lock's back), the release is acknowledged for it
+  /// as root (VT_RELDISP on its VT, which CAP_SYS_TTY_CONFIG allows; its own
+  /// mode is kept, so it gets its VT back as after any switch). A server that
+  /// runs but does not answer is not overridden: the pending switch is
+  /// cancelled and the lock fails, loudly.
   func switchTo(_ vt: Int32, within seconds: Double = 0.5) throws(HolderError) {
     let from = active()
     guard ioctl(fd, Console.activate, vt) == 0 else { throw .system("VT_ACTIVATE \(vt)", errno) }
     if waitUntilActive(vt, seconds: seconds) { return }
     let stuck = open("/dev/tty\(from)", O_RDWR | O_NOCTTY | O_CLOEXEC)
     defer { if stuck >= 0 { close(stuck) } }
-    if stuck >= 0, ioctl(stuck, Console.releaseDisplay, Int32(1)) == 0, waitUntilActive(vt, seconds: 0.5) { return }
-    var automatic: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]  // struct vt_mode, mode VT_AUTO: all zero
-    if stuck >= 0, ioctl(stuck, Console.setMode, &automatic) == 0, ioctl(fd, Console.activate, vt) == 0,
-      waitUntilActive(vt, seconds: 0.5)
+    let holders = Self.processes(holding: "/dev/tty\(from)")
+    if stuck >= 0, !holders.isEmpty, holders.allSatisfy(Self.isStopped),
+      ioctl(stuck, Console.releaseDisplay, Int32(1)) == 0, waitUntilActive(vt, seconds: 0.3)
     {
       return
     }
+    if stuck >= 0 { _ = ioctl(stuck, Console.releaseDisplay, Int32(0)) }  // cancel the pending switch
     throw .stuck("VT \(from) does not let go of the console (its display server does not answer)")
+  }
+
+  /// Processes with `device` open (as root: every /proc/PID/fd is readable).
+  static func processes(holding device: String) -> [pid_t] {
+    guard let proc = opendir("/proc") else { return [] }
+    defer { closedir(proc) }
+    var found: [pid_t] = []
+    while let entry = readdir(proc) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard let pid = pid_t(name), pid != getpid(), let fds = opendir("/proc/\(pid)/fd") else { continue }
+      defer { closedir(fds) }
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      while let fd = readdir(fds) {
+        let fdName = withUnsafeBytes(of: fd.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let n = readlink("/proc/\(pid)/fd/\(fdName)", &buffer, buffer.count - 1)
+        if n > 0, String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == device {
+          found.append(pid)
+          break
+        }
+      }
+    }
+    return found
+  }
+
+  /// Stopped (T, t) or in uninterruptible sleep (D): it cannot act on its VT now.
+  static func isStopped(_ pid: pid_t) -> Bool {
+    guard let text = KernelKnobs.read("/proc/\(pid)/stat", limit: 1024), let close = text.lastIndex(of: ")") else { return false }
+    let state = text[text.index(after: close)...].drop { $0 == " " }.first
+    return state == "T" || state == "t" || state == "D"
   }
 
   /// Polls VT_GETSTATE: VT_WAITACTIVE has no timeout.

@@ -37,8 +37,9 @@ struct Holder {
     let holder = Holder(console: console, originalVT: original, lockVT: vt, knobs: knobs, user: user)
     State(original: original, lock: vt, knobs: knobs, holder: getpid()).write()
     do { try console.switchTo(vt) } catch {
-      // Nothing is locked: leave the console as it was, and say so.
-      unlink(stateFile)
+      // Nothing new is locked: leave the console as it was (a lock a killed
+      // holder left stays locked, with its record), and say so.
+      if stale != nil { try? console.lockSwitching() } else { unlink(stateFile) }
       fchown(fd, 0, 5)
       fchmod(fd, 0o620)
       close(fd)

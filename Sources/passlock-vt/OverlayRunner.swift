@@ -62,7 +62,11 @@ enum OverlayRunner {
       throw .refused("no password database entry for uid \(getuid())")
     }
     var environment = ["PATH=/usr/bin:/bin", "TERM=linux", "USER=" + String(cString: entry.pw_name)]
-    for name in keptVariables { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
+    // The PASSLOCK_* test knobs choose the gatekeeper and the store: only
+    // root's own (test) runs pass them on. A user's lock screen finds the
+    // gatekeeper beside itself.
+    let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
+    for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
     if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
 
     var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]

@@ -46,6 +46,8 @@ while let argument = rest.popFirst() {
 guard let sessionVT else { fail(.usage("--vt N is required; see 'passlock-vt --help'")) }
 
 let caller = getuid()
+/// The logind session the lock is for (non-root callers).
+var checkedSession: ActiveSession?
 var tty = stat()
 guard stat("/dev/tty\(sessionVT)", &tty) == 0 else { fail(.refused("/dev/tty\(sessionVT) does not exist")) }
 // Only for the user whose session logind has on screen, on that session's VT
@@ -63,6 +65,7 @@ if caller != 0 {
     guard session.vt == sessionVT else {
       fail(.refused("your active session \(session.id) is on VT \(session.vt), not VT \(sessionVT); refusing to lock"))
     }
+    checkedSession = session
   }
 }
 // Pre-flight, before the console is touched: never lock a console that only
@@ -96,6 +99,15 @@ do {
   (holder, lockFD) = try Holder.begin(console: console, user: caller)
 } catch {
   fail(error)
+}
+// The caller can stop this process (it is their real uid) between the checks
+// above and the lock: now that switching is locked, check again that the VT
+// we switched away from is theirs and their session still the same one.
+if let session = checkedSession,
+  holder.originalVT != sessionVT || !ActiveSession.stillExists(session.id, uid: caller, vt: sessionVT)
+{
+  holder.end(closing: lockFD)
+  fail(.refused("the session on screen changed while locking; refusing to lock"))
 }
 
 /// Runs lock screens until one exits 0; restarts the others at once, with a

@@ -11,7 +11,9 @@ extension Commands {
     // (the two run on different cores): the first frame comes sooner.
     let pending: PendingRequest
     do { pending = try gatekeeper.start(.status) } catch { throw .failed(error.description) }
-    let prepared = try prepareOverlay(tty: tty)
+    // Beside the daemon's record: the terminal's settings from before the
+    // lock, for a lock screen that replaces this one if it is killed.
+    let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
     let result: AuthResult
     do { result = try pending.finish { _, _, _ in false } } catch { throw .failed(error.description) }
     let status = try status(from: result)
@@ -29,7 +31,10 @@ extension Commands {
     guard outcome == .finished else { return 129 }
     // A daemon that adopted this lock screen (it is not its child) reads
     // the unlock from the record's absence.
-    if let record { unlink(record) }
+    if let record {
+      unlink(record + ".termios")
+      unlink(record)
+    }
     return 0
   }
 
@@ -58,7 +63,7 @@ extension Commands {
 
   /// Configuration, terminal and signals: everything but the terminal's modes,
   /// which change only once there is something to lock.
-  func prepareOverlay(tty: String?) throws(CommandFailure) -> PreparedOverlay {
+  func prepareOverlay(tty: String?, settingsFile: String? = nil) throws(CommandFailure) -> PreparedOverlay {
     let config: Config
     do { config = try ConfigLoader.load() } catch {
       // A typo in the config must never keep a screen from locking: defaults, and say why.
@@ -66,7 +71,9 @@ extension Commands {
       config = Config()
     }
     let terminal: LockTerminal
-    do { terminal = try LockTerminal(path: tty, term: environment("TERM")) } catch { throw .failed(error.description) }
+    do { terminal = try LockTerminal(path: tty, term: environment("TERM"), settingsFile: settingsFile) } catch {
+      throw .failed(error.description)
+    }
     SignalPipe.install(
       ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP, SIGUSR1])
     let theme = Theme(config: config)

@@ -376,7 +376,8 @@ final class Daemon {
     timer.schedule(deadline: .now() + 1, repeating: 1)
     timer.setEventHandler { [unowned self] in
       MainActor.assumeIsolated {
-        guard kill(pid, 0) == -1 && errno == ESRCH else { return }
+        // EPERM: the pid now belongs to someone else's process, so ours is gone.
+        guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
         timer.cancel()
         adopted[session.id] = nil
         if access(proof, F_OK) == 0 {
@@ -418,7 +419,9 @@ final class Daemon {
   /// Lets the machine sleep once every lockable session shows its lock screen.
   private func releaseIfEveryLockerIsReady() {
     guard preparingForSleep, inhibitor != nil else { return }
-    let pending = lockableSessions().filter { problems[$0.id] == nil && lockers[$0.id]?.isReady != true }
+    let pending = lockableSessions().filter {
+      problems[$0.id] == nil && adopted[$0.id] == nil && lockers[$0.id]?.isReady != true
+    }
     guard pending.isEmpty else { return }
     releaseInhibitor()
     let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000

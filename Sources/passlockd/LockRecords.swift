@@ -50,7 +50,8 @@ struct LockRecords {
 
   func remove(_ session: String) {
     guard Self.isSafe(session) else { return }
-    unlink(directory + "/" + session)
+    unlink(path(session))
+    unlink(path(session) + ".termios")  // the lock screens' saved terminal settings
   }
 
   func all() -> [String] {

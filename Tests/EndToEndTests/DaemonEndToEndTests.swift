@@ -91,6 +91,32 @@ final class DaemonEndToEndTests {
     #expect(logind.lockerPIDs.isEmpty)
   }
 
+  @Test func aReplacedLockScreenGivesBackTheSettingsFromBeforeTheLock() throws {
+    // An editor's own raw mode (no canonical input, no echo, no signals) on
+    // the session's terminal when it locks.
+    let slave = open(logind.tty, O_RDWR | O_NOCTTY)
+    defer { close(slave) }
+    var editor = termios()
+    tcgetattr(slave, &editor)
+    editor.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
+    editor.c_iflag &= ~tcflag_t(ICRNL)
+    tcsetattr(slave, TCSANOW, &editor)
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("locked") { logind.lockerPIDs.count == 1 }
+    let first = logind.lockerPIDs[0]
+    kill(first, SIGKILL)  // the replacement finds the terminal in the lock screen's raw mode
+    waitFor("a new lock screen") { logind.lockerPIDs.first.map { $0 != first } ?? false }
+    usleep(300_000)
+    _ = logind.drain()
+    logind.type("2580")
+    waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
+    var after = termios()
+    tcgetattr(slave, &after)
+    #expect(after.c_lflag == editor.c_lflag && after.c_iflag == editor.c_iflag, "the editor's own settings are back")
+    #expect(!FileManager.default.fileExists(atPath: h.root + "/run/passlock/locked/c1.termios"), "nothing left behind")
+  }
+
   func isZombie(_ pid: pid_t) -> Bool {
     ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").contains(") Z ")
   }
