@@ -48,7 +48,7 @@ struct Console {
   func switchTo(_ vt: Int32, within seconds: Double = 0.5) throws(HolderError) {
     let from = active()
     guard ioctl(fd, Console.activate, vt) == 0 else { throw .system("VT_ACTIVATE \(vt)", errno) }
-    if waitUntilActive(vt, seconds: seconds) { return }
+    if waitUntilActive(vt, seconds: seconds, reissuing: true) { return }
     let stuck = open("/dev/tty\(from)", O_RDWR | O_NOCTTY | O_CLOEXEC)
     defer { if stuck >= 0 { close(stuck) } }
     let holders = Self.processes(holding: "/dev/tty\(from)")
@@ -90,12 +90,21 @@ struct Console {
     return state == "T" || state == "t" || state == "D"
   }
 
-  /// Polls VT_GETSTATE: VT_WAITACTIVE has no timeout.
-  func waitUntilActive(_ vt: Int32, seconds: Double) -> Bool {
-    let deadline = monotonicSeconds() + seconds
+  /// Polls VT_GETSTATE: VT_WAITACTIVE has no timeout. With `reissuing`,
+  /// VT_ACTIVATE is repeated every 20 ms: the kernel keeps one pending switch,
+  /// and a request from someone else (Ctrl-Alt-Fn) made at the same moment
+  /// replaces ours.
+  func waitUntilActive(_ vt: Int32, seconds: Double, reissuing: Bool = false) -> Bool {
+    let start = monotonicSeconds()
+    var asked = start
     while active() != vt {
-      if monotonicSeconds() > deadline { return false }
-      usleep(5_000)
+      let now = monotonicSeconds()
+      if now > start + seconds { return false }
+      if reissuing && now - asked > 0.02 {
+        _ = ioctl(fd, Console.activate, vt)
+        asked = now
+      }
+      usleep(500)  // a display server that answers does so within a few ms
     }
     return true
   }

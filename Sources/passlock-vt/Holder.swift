@@ -14,41 +14,84 @@ struct Holder {
 
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
-  /// Allocates and opens a free VT *before* switching to it (so an autovt
-  /// getty cannot claim it), switches, locks switching, mutes the console.
-  static func begin(console: Console, user: uid_t) throws(HolderError) -> (Holder, Int32) {
+  /// A VT of its own, allocated and opened, owned by the user; nothing on
+  /// screen has changed yet. The first lock screen draws on it before it is
+  /// shown, so it is on screen the moment the console switches, and one that
+  /// cannot run is noticed before the console is touched.
+  struct Prepared {
+    let vt: Int32
+    let fd: Int32
+    let stale: State?
+    var tty: String { "/dev/tty\(vt)" }
+
+    /// Nothing will be locked: the VT goes back to root and is freed.
+    func abandon(_ console: Console) {
+      fchown(fd, 0, 5)
+      fchmod(fd, 0o620)
+      close(fd)
+      console.release(vt)
+    }
+  }
+
+  /// Allocates and opens a free VT *before* anything switches to it (so an
+  /// autovt getty cannot claim it).
+  static func prepare(console: Console, user: uid_t) throws(HolderError) -> Prepared {
     // One console lock at a time: switching is locked for every VT, so a
     // second holder (and its unlock) would open someone else's lock.
     let stale = State.read()
     if let stale, stale.holderIsRunning, user != 0 {
       throw .refused("the console is already locked (by passlock-vt \(stale.holder)); only root may lock over it")
     }
-    // A holder that was killed left switching locked and the console muted:
-    // start from what it recorded, not from its muted values.
-    console.unlockSwitching()
-    let original = console.active()
     let vt = try console.free()
     let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard fd >= 0 else { throw .system("open /dev/tty\(vt)", errno) }
     // The lock screen runs as the user and opens the VT itself.
     fchown(fd, user, 5)  // group tty
     fchmod(fd, 0o600)
+    return Prepared(vt: vt, fd: fd, stale: stale)
+  }
+
+  /// Switches to the prepared VT, locks switching, mutes the console.
+  static func lock(_ prepared: Prepared, console: Console, user: uid_t) throws(HolderError) -> Holder {
+    // A holder that was killed left switching locked and the console muted:
+    // start from what it recorded, not from its muted values.
+    let stale = prepared.stale
+    console.unlockSwitching()
+    let original = console.active()
     let knobs = stale?.knobs ?? KernelKnobs.current()
-    let holder = Holder(console: console, originalVT: original, lockVT: vt, knobs: knobs, user: user)
-    State(original: original, lock: vt, knobs: knobs, holder: getpid()).write()
-    do { try console.switchTo(vt) } catch {
+    let holder = Holder(console: console, originalVT: original, lockVT: prepared.vt, knobs: knobs, user: user)
+    State(original: original, lock: prepared.vt, knobs: knobs, holder: getpid()).write()
+    do throws(HolderError) {
+      try console.switchTo(prepared.vt)
+      try console.lockSwitching()
+      // A switch requested before the lock (Ctrl-Alt-Fn at that very moment)
+      // is carried out by the kernel later, lock or not, and would leave the
+      // session on screen behind a locked console. Such a request is done
+      // within a few ms: watch for 30 ms that the lock VT stays on screen.
+      var tries = 0
+      var settled = console.monotonicSeconds() + 0.03
+      while console.monotonicSeconds() < settled {
+        if console.active() != prepared.vt {
+          tries += 1
+          guard tries < 10 else { throw HolderError.stuck("the console keeps switching away from the lock VT") }
+          console.unlockSwitching()
+          try console.switchTo(prepared.vt)
+          try console.lockSwitching()
+          settled = console.monotonicSeconds() + 0.03
+        }
+        usleep(500)
+      }
+    } catch {
       // Nothing new is locked: leave the console as it was (a lock a killed
       // holder left stays locked, with its record), and say so.
-      if stale != nil { try? console.lockSwitching() } else { unlink(stateFile) }
-      fchown(fd, 0, 5)
-      fchmod(fd, 0o620)
-      close(fd)
-      console.release(vt)
-      throw error
+      if stale != nil { try? console.lockSwitching() } else {
+        console.unlockSwitching()
+        unlink(stateFile)
+      }
+      throw error  // the caller ends the lock screen, then abandons the VT
     }
-    try console.lockSwitching()
     KernelKnobs.mute()
-    return (holder, fd)
+    return holder
   }
 
   /// After a real unlock: everything back as it was.

@@ -74,7 +74,6 @@ if caller != 0 {
 guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
   fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
 }
-if let problem = OverlayRunner.preflight() { fail(.refused("the lock screen cannot start: \(problem); refusing to lock")) }
 
 // The holder must outlive memory pressure, and must not die with a terminal.
 KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
@@ -86,9 +85,35 @@ nonisolated(unsafe) var currentOverlay: pid_t = 0
 // passlockd sends SIGUSR1 after resume: the lock screen drops input typed in the dark.
 Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SIGUSR1) } }
 
+/// Starts one lock screen on the lock VT; returns it and its ready pipe's read end.
+func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
+  let ready: (read: Int32, write: Int32)
+  do { ready = try closeOnExecPipe() } catch { throw .system("pipe", error.errno) }
+  do {
+    let pid = try OverlayRunner.start(tty: tty, readyPipe: ready.write)
+    close(ready.write)
+    currentOverlay = pid
+    return (pid, ready.read)
+  } catch {
+    close(ready.read)
+    close(ready.write)
+    throw error
+  }
+}
+
+/// Waits for the lock screen's first frame: true once it is drawn.
+func waitForFrame(_ ready: Int32) -> Bool {
+  var byte: UInt8 = 0
+  defer { close(ready) }
+  while true {
+    let n = read(ready, &byte, 1)
+    if n == -1 && errno == EINTR { continue }
+    return n == 1
+  }
+}
+
 let console: Console
-let holder: Holder
-let lockFD: Int32
+let prepared: Holder.Prepared
 do {
   console = try Console()
   // A user may lock only what is on screen and theirs: never put their lock
@@ -96,45 +121,76 @@ do {
   if caller != 0 && console.active() != sessionVT {
     fail(.refused("VT \(sessionVT) is not the one on screen (VT \(console.active()) is); refusing to lock over it"))
   }
-  (holder, lockFD) = try Holder.begin(console: console, user: caller)
+  prepared = try Holder.prepare(console: console, user: caller)
 } catch {
   fail(error)
 }
+// The first lock screen draws on the lock VT while the session is still on
+// screen. One that cannot run (no passcode, no gatekeeper) exits without a
+// frame: then nothing is locked, and its reason is asked for by
+// `passlock lock --check` (pre-flight: never a console only root could open).
+let first: pid_t
+do {
+  let started = try startOverlay(on: prepared.tty)
+  first = started.pid
+  guard waitForFrame(started.ready) else {
+    var status: Int32 = 0
+    while waitpid(first, &status, 0) == -1 && errno == EINTR {}
+    prepared.abandon(console)
+    let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+  }
+} catch {
+  prepared.abandon(console)
+  fail(error)
+}
+let holder: Holder
+do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
+  kill(first, SIGKILL)
+  while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+  prepared.abandon(console)  // once nothing has the VT open, it can be freed
+  fail(error)
+}
+let lockFD = prepared.fd
 // The caller can stop this process (it is their real uid) between the checks
 // above and the lock: now that switching is locked, check again that the VT
 // we switched away from is theirs and their session still the same one.
 if let session = checkedSession,
   holder.originalVT != sessionVT || !ActiveSession.stillExists(session.id, uid: caller, vt: sessionVT)
 {
+  kill(first, SIGKILL)
+  while waitpid(first, nil, 0) == -1 && errno == EINTR {}
   holder.end(closing: lockFD)
   fail(.refused("the session on screen changed while locking; refusing to lock"))
+}
+// The first frame is on screen now: the daemon may let the machine sleep.
+if let readyFD {
+  var byte: UInt8 = 1
+  _ = write(readyFD, &byte, 1)
+  close(readyFD)
 }
 
 /// Runs lock screens until one exits 0; restarts the others at once, with a
 /// backoff, and after 5 quick failures in a row says so on the lock VT.
 var quickFailures = 0
-var toldParent = false
+var running: pid_t? = first
 while true {
-  let ready: (read: Int32, write: Int32)
-  do { ready = try closeOnExecPipe() } catch { fail(.system("pipe", error.errno)) }
   let started = time(nil)
   let pid: pid_t
-  do { pid = try OverlayRunner.start(tty: holder.lockTTY, readyPipe: ready.write) } catch {
-    close(ready.read); close(ready.write)
-    holder.emergency(lockFD)
-    sleep(5)
-    continue
+  if let first = running {
+    pid = first
+    running = nil
+  } else {
+    do {
+      let overlay = try startOverlay(on: holder.lockTTY)
+      pid = overlay.pid
+      _ = waitForFrame(overlay.ready)  // only the first lock screen's frame is reported
+    } catch {
+      holder.emergency(lockFD)
+      sleep(5)
+      continue
+    }
   }
-  close(ready.write)
-  currentOverlay = pid
-  var byte: UInt8 = 0
-  if read(ready.read, &byte, 1) == 1, !toldParent, let readyFD {
-    // The first frame is on the lock VT: the daemon may let the machine sleep.
-    _ = write(readyFD, &byte, 1)
-    close(readyFD)
-    toldParent = true
-  }
-  close(ready.read)
   var status: Int32 = 0
   defer { currentOverlay = 0 }
   while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
