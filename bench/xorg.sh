@@ -1,32 +1,12 @@
-# bench/xorg.sh — sourced: start_xorg WORKDIR starts Xorg (dummy driver, an
-# inactive modesetting device so it opens its VT) on a free VT and waits until
+# bench/xorg.sh — sourced: start_xorg WORKDIR starts Xorg (Tests/Fixtures/
+# xorg-dummy.conf: no GPU needed, and it opens its VT) on a free VT and waits until
 # it answers; sets XORG_VT, XORG_DISPLAY. stop_xorg ends it and frees its VT.
 start_xorg() {
   local work=$1 n=47
   while [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
   XORG_DISPLAY=:$n
   XORG_VT=$(/usr/bin/python3 -c 'import fcntl,os,struct; c=os.open("/dev/tty0",os.O_RDWR|os.O_NOCTTY); print(struct.unpack("i",fcntl.ioctl(c,0x5600,b"\0"*4))[0])')
-  cat >"$work/xorg.conf" <<'CONF'
-Section "ServerLayout"
-  Identifier "layout"
-  Screen "screen"
-  Inactive "console"
-EndSection
-Section "Device"
-  Identifier "dummy"
-  Driver "dummy"
-  VideoRam 16384
-EndSection
-Section "Device"
-  Identifier "console"
-  Driver "modesetting"
-EndSection
-Section "Screen"
-  Identifier "screen"
-  Device "dummy"
-EndSection
-CONF
-  /usr/lib/xorg/Xorg "$XORG_DISPLAY" "vt$XORG_VT" -config "$work/xorg.conf" -noreset -nolisten tcp \
+  /usr/lib/xorg/Xorg "$XORG_DISPLAY" "vt$XORG_VT" -config "$PWD/Tests/Fixtures/xorg-dummy.conf" -noreset -nolisten tcp \
     -logfile "$work/xorg.log" >/dev/null 2>&1 &
   XORG_PID=$!
   for _ in $(seq 100); do

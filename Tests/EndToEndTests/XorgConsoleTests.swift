@@ -146,8 +146,7 @@ final class XorgServer {
     var number = 47
     while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
     display = ":\(number)"
-    let config = h.root + "/xorg.conf"
-    try Self.config.write(toFile: config, atomically: true, encoding: .utf8)
+    let config = Self.configFile
     pid = try #require(Spawn.start(
       [Self.binary, display, "vt\(vt)", "-config", config, "-noreset", "-nolisten", "tcp", "-logfile", h.root + "/xorg.log"],
       environment: ["PATH": "/usr/bin:/bin"],
@@ -199,39 +198,8 @@ final class XorgServer {
     close(console)
   }
 
-  /// The dummy driver alone makes Xorg skip the console; an inactive
-  /// modesetting device makes it open its VT (DESIGN.md).
-  static let config = """
-    Section "ServerLayout"
-      Identifier "layout"
-      Screen "screen"
-      Inactive "console"
-    EndSection
-    Section "Device"
-      Identifier "dummy"
-      Driver "dummy"
-      VideoRam 16384
-    EndSection
-    Section "Device"
-      Identifier "console"
-      Driver "modesetting"
-    EndSection
-    Section "Monitor"
-      Identifier "monitor"
-      HorizSync 5.0-1000.0
-      VertRefresh 5.0-200.0
-      Modeline "800x600" 40.0 800 840 968 1056 600 601 605 628
-    EndSection
-    Section "Screen"
-      Identifier "screen"
-      Device "dummy"
-      Monitor "monitor"
-      DefaultDepth 24
-      SubSection "Display"
-        Depth 24
-        Modes "800x600"
-      EndSubSection
-    EndSection
-
-    """
+  /// Tests/Fixtures/xorg-dummy.conf: the dummy driver, and an inactive
+  /// modesetting device so that Xorg opens its VT.
+  static let configFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../Fixtures/xorg-dummy.conf").standardized.path
 }
