@@ -33,6 +33,14 @@ public struct AttemptRecord: Equatable, Sendable {
     AttemptRecord(lastSuccess: now, lastSuccessBoot: boot)
   }
 
+  /// After an external authenticator success: no failures of either kind;
+  /// the last passcode success (the 48-hour rule) stays.
+  public func afterExternalSuccess() -> AttemptRecord {
+    var record = clearingFailures()
+    record.externalFailures = 0
+    return record
+  }
+
   /// After the account password: the counter starts again; the external
   /// path's state is the passcode's business and stays.
   public func clearingFailures() -> AttemptRecord {

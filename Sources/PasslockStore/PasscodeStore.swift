@@ -207,21 +207,23 @@ public struct PasscodeStore: ~Copyable {
     }
   }
 
-  /// Counts one failure of the external authenticator (PAM_AUTH_ERR).
-  public func countExternalFailure() throws(StoreError) {
+  /// Counts one failure of the external authenticator, or (`by: -1`) gives
+  /// back one counted for an attempt that did not fail.
+  public func countExternalFailure(by delta: Int = 1) throws(StoreError) {
     try exclusively { () throws(StoreError) in
       guard case .record(var record) = attempts() else { return }
-      record.externalFailures += 1
+      record.externalFailures = max(0, record.externalFailures + delta)
       try write(record)
     }
   }
 
-  /// PAM_MAXTRIES from the external stack: disabled until the next passcode success.
-  public func disableExternal() throws(StoreError) {
+  /// The external authenticator unlocked: the counters reset as after a
+  /// passcode success, but not the 48-hour clock, which only the passcode
+  /// itself restarts (as on iOS).
+  public func externalSucceeded() throws(StoreError) {
     try exclusively { () throws(StoreError) in
-      guard case .record(var record) = attempts() else { return }
-      record.externalFailures = max(record.externalFailures, AttemptRecord.externalFailureLimit)
-      try write(record)
+      guard case .record(let record) = attempts() else { return }
+      try write(record.afterExternalSuccess())
     }
   }
 

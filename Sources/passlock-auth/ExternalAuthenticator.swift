@@ -8,16 +8,45 @@ import PasslockStore
 /// for the real user: messages such as "Place your finger on the reader" are
 /// relayed as they arrive; a prompt for a typed secret is refused, since this
 /// stack must never ask for one; failures are counted in the store.
+///
+/// Counting: an attempt is counted as a failure *before* it runs, written and
+/// synced, and given back when it did not fail (success, the stack not
+/// available). A stack that retries by itself (pam_fprintd's max-tries)
+/// reports each failed scan with "Failed to match fingerprint": that attempt
+/// stays counted and the next one is counted before it runs. So 5 bad scans
+/// disable the reader whatever max-tries is, and a same-user process that
+/// kills this gatekeeper after a failure cannot make it uncounted.
 enum ExternalAuthenticator {
   static let service = "passlock-external"
+
+  /// A stack's word for one failed attempt that it will retry itself.
+  static func reportsFailedAttempt(_ text: String) -> Bool {
+    text.hasPrefix("Failed to match fingerprint")
+  }
 
   static func run(mode: Mode, channel: FrameChannel, store: borrowing PasscodeStore) throws(StoreError) -> AuthResult {
     if let refusal = store.externalRefusal(now: wallClockSeconds()) {
       return AuthResult(.externalDisabled, message: refusal)
     }
+    try store.countExternalFailure()
+    let attempts = AttemptTally()
+    let location = mode.location
     let relay: PAMTransaction.Conversation = { style, text, _ in
       guard style == .info || style == .error else { return false }  // PAM_CONV_ERR for secret prompts
       AccountPassword.tell(channel, text, style: style)
+      guard reportsFailedAttempt(text), let store = try? PasscodeStore(location, create: false) else { return true }
+      // That attempt failed and stays counted. At the limit the reader is
+      // done, whatever retries the stack has left: say so and end here (the
+      // stack's D-Bus client goes with the process, so fprintd lets the
+      // reader go). Otherwise the stack retries at once: count that attempt
+      // before it runs.
+      attempts.failedScans += 1
+      if let refusal = store.externalRefusal(now: wallClockSeconds()) {
+        let result = AuthResult(.externalDisabled, message: refusal)
+        try? channel.send(.result, result.encoded())
+        exit(Int32(result.code.rawValue))
+      }
+      try? store.countExternalFailure()
       return true
     }
     do throws(PAMError) {
@@ -25,18 +54,27 @@ enum ExternalAuthenticator {
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
       try pam.authenticateAndCheckAccount()
-      return AuthResult(.ok)
     } catch {
       switch error.kind {
-      case .unavailable: return AuthResult(.externalUnavailable, message: error.description)
-      case .maxTries:
-        try store.disableExternal()
-        return AuthResult(.externalDisabled, message: error.description)
-      case .wrong:
-        try store.countExternalFailure()
+      case .unavailable, .other:
+        try store.countExternalFailure(by: -1)  // the attempt under way did not fail
+        return AuthResult(.externalUnavailable, message: error.description)
+      case .wrong, .maxTries:
+        // PAM_MAXTRIES is the stack's own retries running out, not the
+        // iOS limit: its failed scans are counted one by one. After a
+        // reported failed scan it gave up: the attempt counted for a retry
+        // never ran.
+        // At the limit, the next start is refused (the key then goes).
+        if attempts.failedScans > 0 { try store.countExternalFailure(by: -1) }
         return AuthResult(.externalFailed, message: error.description)
-      case .other: return AuthResult(.externalUnavailable, message: error.description)
       }
     }
+    try store.externalSucceeded()
+    return AuthResult(.ok)
   }
+}
+
+/// What the conversation saw (it runs inside PAM's call, on this thread).
+final class AttemptTally {
+  var failedScans = 0
 }

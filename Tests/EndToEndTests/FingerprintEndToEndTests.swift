@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+
+/// The external authenticator against a real fingerprint stack: Debian's
+/// fprintd with libfprint's virtual reader, on a private system bus with
+/// python-dbusmock's polkit (told to allow), and pam_fprintd as the
+/// `passlock-external` service (DESIGN.md, "A real fingerprint stack").
+/// Root: fprintd keeps prints per user in its state directory, for root here.
+@Suite(.serialized, .enabled(if: FprintdBed.available, "needs root, fprintd, libpam-fprintd and python3-dbusmock (scripts/install-deps as root)"))
+final class FingerprintEndToEndTests {
+  let h = Harness()
+  let bed: FprintdBed
+
+  init() throws {
+    bed = try FprintdBed(h)
+    try FileManager.default.createDirectory(atPath: h.root + "/pam.d", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: h.root + "/config/passlock", withIntermediateDirectories: true)
+    h.environment["PASSLOCK_PAM_CONFIG_DIR"] = h.root + "/pam.d"
+    h.environment["XDG_CONFIG_HOME"] = h.root + "/config"
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+    try configure(maxTries: 3)
+  }
+
+  func configure(maxTries: Int, autoStart: Bool = true) throws {
+    try "auth required pam_fprintd.so max-tries=\(maxTries) timeout=30\naccount required pam_permit.so\n"
+      .write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
+    try "[External]\nEnabled=yes\nAutoStart=\(autoStart ? "yes" : "no")\nArmDelaySec=0\n"
+      .write(toFile: h.root + "/config/passlock/passlock.conf", atomically: true, encoding: .utf8)
+  }
+
+  /// external_failures in the (user) store's attempts file.
+  var externalFailures: Int? {
+    let text = (try? String(contentsOfFile: h.stateDirectory + "/attempts", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").first { $0.hasPrefix("external_failures=") }.flatMap { Int($0.dropFirst(18)) }
+  }
+
+  /// Whether `text` has left the lock screen within `seconds`.
+  func gone(_ text: String, from t: Tmux, seconds: Double = 5) -> Bool {
+    !t.waitFor(seconds) { !$0.contains(text) }.contains(text)
+  }
+
+  static let prompt = "Swipe your right index finger across the fingerprint reader"
+
+  @Test func aMatchingScanWhileDigitsAreTypedUnlocks() throws {
+    try bed.enroll()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt), "pam_fprintd's message on the lock screen\n\(t.screen)")
+    #expect(t.screen.contains("│Touch│"))
+    t.type("25")
+    #expect(t.waitFor("●  ●  ○  ○") || t.screen.contains("●  5  ○  ○"))
+    bed.scan("finger-A")
+    #expect(t.waitFor("rc=0"), "the matching scan unlocks\n\(t.screen)")
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"))
+    #expect(externalFailures == 0, "counted first, given back on success")
+  }
+
+  @Test func fiveBadScansDisableTheReaderWhateverMaxTriesIs() throws {
+    try bed.enroll()
+    try configure(maxTries: 10)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt))
+    for scan in 1...5 {
+      bed.scan("finger-B")
+      // Each failed scan stays counted and the retry that follows is counted
+      // before it runs; the fifth ends it.
+      let expected = min(scan + 1, 5)
+      let deadline = Date().addingTimeInterval(5)
+      while externalFailures != expected && Date() < deadline { usleep(10_000) }
+      #expect(externalFailures == expected, "after scan \(scan): \(String(describing: externalFailures))")
+    }
+    // (Its "Failed to match fingerprint" is on screen only until the retry's
+    // "Swipe…" replaces it, a few ms: not something to assert on.)
+    #expect(gone("│Touch│", from: t), "after 5 bad scans the key is gone\n\(t.screen)")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"), "the passcode still works")
+    #expect(externalFailures == 0, "offered again after the passcode")
+  }
+
+  @Test func noPrintsEnrolledMeansNoKey() throws {
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    #expect(gone("│Touch│", from: t, seconds: 3), "no prints: PAM_AUTHINFO_UNAVAIL hides the key\n\(t.screen)")
+    #expect(externalFailures == 0, "an unavailable reader costs nothing")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+
+  @Test func fprintdNotRunningMeansNoKeyAndNoHang() throws {
+    bed.stopFprintd()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    #expect(gone("│Touch│", from: t, seconds: 5), "\(t.screen)")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"), "typing was never blocked")
+  }
+
+  @Test func aFailureStaysCountedWhenTheGatekeeperIsKilledAfterIt() throws {
+    try bed.enroll()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt))
+    bed.scan("finger-B")
+    let deadline = Date().addingTimeInterval(5)
+    while (externalFailures ?? 0) < 2 && Date() < deadline { usleep(5_000) }  // the scan failed, the retry counted
+    // A same-user process kills the gatekeeper running the stack.
+    for pid in h.run("/usr/bin/pgrep", ["-x", "passlock-auth"], input: Data()).stdout.split(separator: "\n").compactMap({ pid_t($0) }) {
+      kill(pid, SIGKILL)
+    }
+    usleep(200_000)
+    #expect((externalFailures ?? 0) >= 1, "the failed scan stays counted: \(String(describing: externalFailures))")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+  }
+}
+
+/// fprintd with its virtual reader on a private system bus.
+final class FprintdBed {
+  static let daemon = "/usr/libexec/fprintd"
+  static var available: Bool {
+    getuid() == 0 && FileManager.default.isExecutableFile(atPath: daemon)
+      && FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/security/pam_fprintd.so")
+      && FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/polkitd.py")
+      && LogindMock.available
+  }
+
+  let h: Harness
+  var socket: String { h.root + "/fp.sock" }
+  private var pids: [String: pid_t] = [:]
+
+  init(_ harness: Harness) throws {
+    h = harness
+    let config = """
+      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+       "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+      <busconfig><type>system</type><listen>unix:path=\(h.root)/fpbus</listen><auth>EXTERNAL</auth>
+      <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
+      <allow receive_sender="*"/></policy></busconfig>
+      """
+    try config.write(toFile: h.root + "/fpbus.conf", atomically: true, encoding: .utf8)
+    let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
+    pids["bus"] = try #require(Spawn.start(
+      ["/usr/bin/dbus-daemon", "--config-file=\(h.root)/fpbus.conf", "--nofork", "--nopidfile"],
+      environment: ["PATH": "/usr/bin:/bin"], descriptors: quiet))
+    try LogindMock.waitUntil { FileManager.default.fileExists(atPath: "\(self.h.root)/fpbus") }
+    h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(h.root)/fpbus"
+    pids["polkit"] = try #require(Spawn.start(
+      ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"], environment: h.environment, descriptors: quiet))
+    // The polkit template denies everything until told otherwise.
+    try LogindMock.waitUntil(seconds: 10) {
+      self.python("o = bus.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority')\n"
+        + "o.AllowUnknown(True, dbus_interface='org.freedesktop.DBus.Mock'); print('ok')").contains("ok")
+    }
+    try FileManager.default.createDirectory(atPath: h.root + "/fprintd", withIntermediateDirectories: true)
+    var environment = h.environment
+    environment["FP_VIRTUAL_DEVICE"] = socket
+    environment["STATE_DIRECTORY"] = h.root + "/fprintd"
+    pids["fprintd"] = try #require(Spawn.start([Self.daemon, "--no-timeout"], environment: environment, descriptors: quiet))
+    try LogindMock.waitUntil(seconds: 10) {
+      self.python("m = bus.get_object('net.reactivated.Fprint', '/net/reactivated/Fprint/Manager')\n"
+        + "print(len(m.GetDevices(dbus_interface='net.reactivated.Fprint.Manager')))").contains("1")
+    }
+  }
+
+  deinit {
+    for name in ["fprintd", "polkit", "bus"] { stop(name) }
+  }
+
+  private func stop(_ name: String) {
+    guard let pid = pids[name] else { return }
+    kill(pid, SIGKILL)
+    _ = Spawn.wait(pid, seconds: 2)
+    pids[name] = nil
+  }
+
+  func stopFprintd() { stop("fprintd") }
+
+  @discardableResult
+  func python(_ code: String) -> String {
+    h.run("/usr/bin/python3", ["-c", "import dbus\nbus = dbus.SystemBus()\n" + code], input: Data()).stdout
+  }
+
+  /// One command to the virtual reader; its socket exists only while fprintd
+  /// has the device claimed.
+  func send(_ command: String) {
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+    _ = h.run("/usr/bin/python3", ["-c", """
+      import socket, sys
+      s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); s.close()
+      """, socket, command], input: Data())
+  }
+
+  /// A scan as pam_fprintd's verification expects it: a scan queued before
+  /// verification starts is lost, so the reader sleeps a little first.
+  func scan(_ print: String) {
+    send("SLEEP 100")
+    send("SCAN \(print)")
+  }
+
+  /// Enrolls finger-A as root's right index finger (five swipes).
+  func enroll() throws {
+    let enrolling = try #require(Spawn.start(
+      ["/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
+      descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+    for _ in 1...5 {
+      usleep(300_000)
+      send("SCAN finger-A")
+    }
+    #expect(Spawn.wait(enrolling, seconds: 10) == 0, "fprintd-enroll completed")
+  }
+}
