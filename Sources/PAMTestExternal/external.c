@@ -6,6 +6,7 @@
  * Sends "Place your finger on the reader", writes its pid to DIR/started,
  * then waits for DIR/result and returns what it names: success, auth_err,
  * unavail, maxtries, or hang (wait until killed). The file is consumed.
+ * PAM_TTY, as the module sees it, goes to DIR/tty.
  */
 #include <security/pam_modules.h>
 #include <security/pam_ext.h>
@@ -42,6 +43,13 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
   if (started != NULL) {
     fprintf(started, "%d\n", (int)getpid());
     fclose(started);
+  }
+  const void *tty = NULL;
+  snprintf(path, sizeof path, "%s/tty", dir);
+  FILE *ttyFile = fopen(path, "w");
+  if (ttyFile != NULL) {
+    if (pam_get_item(pamh, PAM_TTY, &tty) == PAM_SUCCESS && tty != NULL) fputs((const char *)tty, ttyFile);
+    fclose(ttyFile);
   }
   snprintf(path, sizeof path, "%s/result", dir);
   for (;;) {

@@ -18,22 +18,24 @@ public struct GatekeeperClient: Sendable {
   /// Sends the request (`sendSecrets` writes its `secret` frames), answers the
   /// gatekeeper's prompts with `answer`, shows its messages, and returns the result.
   public func run(
-    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [],
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], terminal: Int32? = nil,
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in },
     answer: (AuthProtocol.PromptStyle, String, inout Secret) -> Bool
   ) throws(ClientError) -> AuthResult {
-    try start(operation, flags: flags, sendSecrets: sendSecrets).finish(answer: answer)
+    try start(operation, flags: flags, terminal: terminal, sendSecrets: sendSecrets).finish(answer: answer)
   }
 
   /// Starts a request without waiting for its answer: the lock screen keeps
   /// drawing while the gatekeeper hashes, and polls `pending.output`.
+  /// `terminal` is the terminal the user is at (the lock screen's): the
+  /// gatekeeper checks it and names it to PAM as PAM_TTY.
   public func start(
-    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [],
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], terminal: Int32? = nil,
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
   ) throws(ClientError) -> PendingRequest {
     guard access(path, X_OK) == 0 else { throw .missingGatekeeper(path) }
     let child: ChildProcess
-    do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"]) } catch { throw .io(error) }
+    do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"], terminal: terminal) } catch { throw .io(error) }
     let pending = PendingRequest(child: child)
     do throws(SystemError) {
       try pending.channel.send(.hello, [AuthProtocol.version, operation.rawValue, flags.rawValue])

@@ -9,8 +9,9 @@ public struct ChildProcess: Sendable {
   /// Read end of the child's standard output.
   public let output: FileDescriptor
 
-  /// Spawns `path` with `arguments` (argv[0] included); standard error is shared.
-  public static func spawn(_ path: String, arguments: [String]) throws(SystemError) -> ChildProcess {
+  /// Spawns `path` with `arguments` (argv[0] included); standard error is
+  /// shared; `terminal`, if given, is the child's descriptor 3.
+  public static func spawn(_ path: String, arguments: [String], terminal: Int32? = nil) throws(SystemError) -> ChildProcess {
     let toChild = try closeOnExecPipe()
     let fromChild: (read: Int32, write: Int32)
     do { fromChild = try closeOnExecPipe() } catch {
@@ -23,9 +24,14 @@ public struct ChildProcess: Sendable {
     // dup2 clears O_CLOEXEC on the targets; every other descriptor stays closed.
     posix_spawn_file_actions_adddup2(&actions, toChild.read, 0)
     posix_spawn_file_actions_adddup2(&actions, fromChild.write, 1)
+    // The actions run in order: take the terminal from a copy that none of
+    // the dup2s above can have replaced (it may be our descriptor 0).
+    let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
+    if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
 
     var pid: pid_t = 0
     let rc = cleanSpawn(&pid, path, arguments, &actions)
+    if terminalCopy >= 0 { Glibc.close(terminalCopy) }
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)
     guard rc == 0 else {

@@ -17,8 +17,7 @@ enum AccountPassword {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
-      // The terminal the request came from, as modules such as pam_access see it.
-      if isatty(2) == 1, let name = ttyname(2) { pam.setTerminal(String(cString: name)) }
+      if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
       let expired = try pam.authenticateAndCheckAccount()
       if expired {
         tell(channel, "Your account password has expired; change it with 'passwd'.")

@@ -53,6 +53,7 @@ enum ExternalAuthenticator {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
+      if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
       try pam.authenticateAndCheckAccount()
     } catch {
       switch error.kind {

@@ -160,7 +160,9 @@ struct Commands {
     sendSecrets: (FrameChannel) throws(SystemError) -> Void
   ) throws(CommandFailure) -> AuthResult {
     do {
-      return try gatekeeper.run(operation, flags: flags, sendSecrets: sendSecrets) { style, text, answer in
+      // On a terminal, that is the one the account password is typed at.
+      let terminal: Int32? = FileDescriptor.standardInput.isTerminal ? 0 : nil
+      return try gatekeeper.run(operation, flags: flags, terminal: terminal, sendSecrets: sendSecrets) { style, text, answer in
         let prompt = text.hasSuffix(" ") ? text : text + " "
         return (try? input.read(prompt: prompt, into: &answer, digitsOnly: false)) ?? false
       }

@@ -196,7 +196,9 @@ final class PasscodeOverlay {
   private func startExternal() {
     guard externalRequest == nil, context.externalKey != nil, !screen.finished else { return }
     externalStartAt = nil
-    do { externalRequest = try gatekeeper.start(.external) } catch { context.pamMessage = error.description }
+    do { externalRequest = try gatekeeper.start(.external, terminal: terminal.fd.rawValue) } catch {
+      context.pamMessage = error.description
+    }
   }
 
   private func externalFrameArrived() {
@@ -237,7 +239,7 @@ final class PasscodeOverlay {
     passwordRequest?.cancel()
     promptWaiting = false
     do {
-      passwordRequest = try gatekeeper.start(.accountPassword)
+      passwordRequest = try gatekeeper.start(.accountPassword, terminal: terminal.fd.rawValue)
     } catch {
       passwordRequest = nil
       context.pamMessage = error.description

@@ -56,6 +56,19 @@ final class ExternalAuthenticatorEndToEndTests {
     #expect(t.waitFor("rc=0"))
   }
 
+  @Test func pamTTYIsTheLockScreensTerminal() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    let pane = t.tmux("display-message -p '#{pane_tty}'").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    // The gatekeeper's standard error is somewhere else: not what PAM_TTY names.
+    t.type("passlock lock 2>/dev/null; echo rc=$?", enter: true)
+    #expect(waitForStart() != nil)
+    let tty = (try? String(contentsOfFile: control + "/tty", encoding: .utf8)) ?? ""
+    #expect(!pane.isEmpty && tty == pane, "PAM_TTY '\(tty)' is the lock screen's terminal '\(pane)'")
+    try answer("success")
+    #expect(t.waitFor("rc=0"))
+  }
+
   @Test func theRightPasscodeWinsAndTheHangingStackIsReaped() throws {
     try configure(autoStart: true)
     let t = Tmux(h)
