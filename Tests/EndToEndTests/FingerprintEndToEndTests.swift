@@ -117,6 +117,66 @@ final class FingerprintEndToEndTests {
   }
 }
 
+/// The stack an admin would write for a PAM client: the reader first, the
+/// passcode as its fallback, one service (pamtester through pam_wrapper, a
+/// root host: pam_passlock reads the store itself).
+extension FingerprintEndToEndTests {
+  /// Runs pamtester on `stack`; `input` answers prompts; `scanning` keeps
+  /// swiping that print while it runs. Its output and status.
+  func pamtester(_ stack: String, input: String, scanning print: String? = nil) throws -> (status: Int32?, output: String) {
+    let services = h.root + "/stack.d"
+    try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+    try stack.write(toFile: services + "/fp-stack", atomically: true, encoding: .utf8)
+    try "auth required pam_deny.so\naccount required pam_deny.so\n".write(toFile: services + "/other", atomically: true, encoding: .utf8)
+    try input.write(toFile: h.root + "/answers", atomically: true, encoding: .utf8)
+    let answers = open(h.root + "/answers", O_RDONLY | O_CLOEXEC)
+    let output = open(h.root + "/pamtester.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    defer { close(answers); close(output) }
+    var environment = h.environment
+    environment["LD_PRELOAD"] = PAMModuleEndToEndTests.wrapperLibrary
+    environment["PAM_WRAPPER"] = "1"
+    environment["PAM_WRAPPER_SERVICE_DIR"] = services
+    let pid = try #require(Spawn.start(
+      ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "fp-stack", "root", "authenticate"], environment: environment,
+      descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
+    var status: Int32?
+    let deadline = Date().addingTimeInterval(20)
+    while status == nil && Date() < deadline {
+      if let print { bed.scan(print) }
+      status = Spawn.wait(pid, seconds: 0.4)
+    }
+    return (status, (try? String(contentsOfFile: h.root + "/pamtester.out", encoding: .utf8)) ?? "")
+  }
+
+  var stack: String {
+    let module = Harness.binDirectory + "/libpam_passlock.so"
+    return "auth sufficient pam_fprintd.so max-tries=1 timeout=2\n"
+      + "auth sufficient \(module) store_dir=\(h.root)/store\n"
+      + "auth required pam_deny.so\naccount required pam_permit.so\n"
+  }
+
+  func rootStore() {
+    h.environment["PASSLOCK_STATE_DIR"] = h.root + "/store/root"
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+  }
+
+  @Test func theReaderFirstThenThePasscodeInOneStack() throws {
+    try bed.enroll()
+    rootStore()
+    // A matching scan: in, and the passcode is never asked.
+    var run = try pamtester(stack, input: "", scanning: "finger-A")
+    #expect(run.status == 0, "\(run.output)")
+    #expect(!run.output.contains("Passcode:"), "\(run.output)")
+    // No scan: the reader times out (PAM_AUTHINFO_UNAVAIL) and the passcode follows.
+    run = try pamtester(stack, input: "2580\n")
+    #expect(run.status == 0, "\(run.output)")
+    #expect(run.output.contains("Passcode:"), "\(run.output)")
+    // A wrong print and a wrong passcode: refused.
+    run = try pamtester(stack, input: "1111\n", scanning: "finger-B")
+    #expect(run.status != 0, "\(run.output)")
+  }
+}
+
 /// fprintd with its virtual reader on a private system bus.
 final class FprintdBed {
   static let daemon = "/usr/libexec/fprintd"
