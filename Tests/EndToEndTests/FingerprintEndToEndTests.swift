@@ -78,6 +78,43 @@ final class FingerprintEndToEndTests {
     #expect(externalFailures == 0, "offered again after the passcode")
   }
 
+  @Test func aScanAfterThePasscodeWonDoesNothing() throws {
+    try bed.enroll()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+    bed.scan("finger-A")  // the reader's verification was cancelled with the stack
+    usleep(300_000)
+    #expect(externalFailures == 0, "the cancelled attempt is not a failure")
+    // The reader is free for the next lock.
+    t.type("clear; passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt), "\(t.screen)")
+    bed.scan("finger-A")
+    #expect(t.waitFor("rc=0"), "\(t.screen)")
+  }
+
+  @Test func theReadersTimeoutNeitherSpinsNorBlocksTyping() throws {
+    try bed.enroll()
+    try "auth required pam_fprintd.so max-tries=1 timeout=1\naccount required pam_permit.so\n"
+      .write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor(Self.prompt))
+    usleep(2_500_000)  // pam_fprintd gave up (PAM_AUTHINFO_UNAVAIL)
+    let pid = try #require(t.lockerPID)
+    let cpu = { () -> Int in
+      let fields = ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: " ")
+      return fields.count > 14 ? (Int(fields[13]) ?? 0) + (Int(fields[14]) ?? 0) : 0
+    }
+    let before = cpu()
+    usleep(1_000_000)
+    #expect(cpu() - before < 10, "the lock screen idles after the reader's timeout (ticks: \(cpu() - before))")
+    t.type("2580")
+    #expect(t.waitFor("rc=0"), "typing still unlocks")
+  }
+
   @Test func noPrintsEnrolledMeansNoKey() throws {
     let t = Tmux(h)
     t.type("passlock lock; echo rc=$?", enter: true)
