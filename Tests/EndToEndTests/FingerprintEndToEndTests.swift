@@ -230,19 +230,8 @@ final class FprintdBed {
 
   init(_ harness: Harness) throws {
     h = harness
-    let config = """
-      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-       "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-      <busconfig><type>system</type><listen>unix:path=\(h.root)/fpbus</listen><auth>EXTERNAL</auth>
-      <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
-      <allow receive_sender="*"/></policy></busconfig>
-      """
-    try config.write(toFile: h.root + "/fpbus.conf", atomically: true, encoding: .utf8)
     let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
-    pids["bus"] = try #require(Spawn.start(
-      ["/usr/bin/dbus-daemon", "--config-file=\(h.root)/fpbus.conf", "--nofork", "--nopidfile"],
-      environment: ["PATH": "/usr/bin:/bin"], descriptors: quiet))
-    try LogindMock.waitUntil { FileManager.default.fileExists(atPath: "\(self.h.root)/fpbus") }
+    pids["bus"] = try LogindMock.startSystemBus(at: h.root + "/fpbus")
     h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(h.root)/fpbus"
     pids["polkit"] = try #require(Spawn.start(
       ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"], environment: h.environment, descriptors: quiet))

@@ -29,18 +29,7 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
     var number: UInt32 = 0
     _ = ioctl(master, 0x8004_5430, &number)  // TIOCGPTN
     tty = "/dev/pts/\(number)"
-    let config = """
-      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-       "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-      <busconfig><type>system</type><listen>unix:path=\(h.root)/bus</listen><auth>EXTERNAL</auth>
-      <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
-      <allow receive_sender="*"/></policy></busconfig>
-      """
-    try config.write(toFile: h.root + "/bus.conf", atomically: true, encoding: .utf8)
-    busPID = try #require(Spawn.start(
-      ["/usr/bin/dbus-daemon", "--config-file=\(h.root)/bus.conf", "--nofork", "--nopidfile"],
-      environment: ["PATH": "/usr/bin:/bin"], descriptors: [(parent: Self.devNull, child: Int32(2))]))
-    try Self.waitUntil { FileManager.default.fileExists(atPath: "\(self.h.root)/bus") }
+    busPID = try Self.startSystemBus(at: h.root + "/bus")
     h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     try FileManager.default.createDirectory(atPath: h.root + "/run", withIntermediateDirectories: true)
@@ -66,6 +55,24 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   }
 
   static let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+
+  /// A private dbus-daemon of type "system" that allows everything, listening
+  /// at `socket` (its config file goes beside it); returns once it listens.
+  static func startSystemBus(at socket: String) throws -> pid_t {
+    let config = """
+      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+       "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+      <busconfig><type>system</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth>
+      <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
+      <allow receive_sender="*"/></policy></busconfig>
+      """
+    try config.write(toFile: socket + ".conf", atomically: true, encoding: .utf8)
+    let pid = try #require(Spawn.start(
+      ["/usr/bin/dbus-daemon", "--config-file=\(socket).conf", "--nofork", "--nopidfile"],
+      environment: ["PATH": "/usr/bin:/bin"], descriptors: [(parent: devNull, child: Int32(1)), (parent: devNull, child: Int32(2))]))
+    try waitUntil { FileManager.default.fileExists(atPath: socket) }
+    return pid
+  }
 
   static func waitUntil(seconds: Double = 5, _ condition: () -> Bool) throws {
     let deadline = Date().addingTimeInterval(seconds)
