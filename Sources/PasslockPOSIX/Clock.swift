@@ -8,6 +8,13 @@ public func wallClockSeconds() -> Int64 {
   return Int64(ts.tv_sec)
 }
 
+/// Wall-clock microseconds (logind's IdleSinceHint is in these).
+public func wallClockMicroseconds() -> Int64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_REALTIME, &ts)
+  return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
 /// Monotonic nanoseconds, for measuring durations.
 public func monotonicNanoseconds() -> UInt64 {
   var ts = timespec()

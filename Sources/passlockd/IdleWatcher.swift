@@ -58,9 +58,11 @@ final class IdleWatcher {
     hintTimers[id] = nil
     deadlines[id] = nil
     guard enabled, timeoutSeconds > 0, idle else { return }
-    let deadline = Int64(sinceMicroseconds / 1_000_000) + Int64(timeoutSeconds)
+    let deadlineMicroseconds = Int64(sinceMicroseconds) + Int64(timeoutSeconds) * 1_000_000
+    let deadline = deadlineMicroseconds / 1_000_000
     let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(deadline: .now() + .seconds(Int(max(0, deadline - wallClockSeconds()))))
+    // To the microsecond: whole seconds would lock up to a second early.
+    timer.schedule(deadline: .now() + .microseconds(Int(max(0, deadlineMicroseconds - wallClockMicroseconds()))))
     timer.setEventHandler { [unowned self] in
       MainActor.assumeIsolated {
         hintTimers[id] = nil

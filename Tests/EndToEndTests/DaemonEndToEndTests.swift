@@ -231,7 +231,7 @@ final class DaemonEndToEndTests {
     logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
     try logind.startDaemon()
     let idle = { (on: Bool, secondsAgo: Int) in
-      let since = (Int(Date().timeIntervalSince1970) - secondsAgo) * 1_000_000
+      let since = Int(Date().timeIntervalSince1970 * 1_000_000) - secondsAgo * 1_000_000
       self.logind.python("session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)")
     }
     idle(true, 0)
