@@ -28,7 +28,7 @@ public struct ForegroundJob {
 
   /// The fields of /proc/PID/stat after the command name: state, ppid, pgrp,
   /// session, tty_nr, tpgid, …
-  static func statFields(_ pid: pid_t) -> [Substring]? {
+  public static func statFields(_ pid: pid_t) -> [Substring]? {
     let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }

@@ -61,11 +61,10 @@ enum ExternalAuthenticator {
         try store.countExternalFailure(by: -1)  // the attempt under way did not fail
         return AuthResult(.externalUnavailable, message: error.description)
       case .wrong, .maxTries:
-        // PAM_MAXTRIES is the stack's own retries running out, not the
-        // iOS limit: its failed scans are counted one by one. After a
-        // reported failed scan it gave up: the attempt counted for a retry
-        // never ran.
-        // At the limit, the next start is refused (the key then goes).
+        // PAM_MAXTRIES is the stack's own retries running out, not the iOS
+        // limit: its failed scans are counted one by one, and after the last
+        // one the attempt counted for a retry never ran. At the limit the
+        // next start is refused (the key then goes).
         if attempts.failedScans > 0 { try store.countExternalFailure(by: -1) }
         return AuthResult(.externalFailed, message: error.description)
       }

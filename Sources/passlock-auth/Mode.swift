@@ -41,17 +41,20 @@ struct Mode {
   /// installed setuid-root binary run by root itself.
   static func isPrivileged() -> Bool {
     if getuid() != geteuid() { return true }
+    return geteuid() == 0 && isInstalledSetuidRoot()
+  }
+
+  /// This binary's file is root's and carries the setuid bit.
+  static func isInstalledSetuidRoot() -> Bool {
     var st = stat()
-    return geteuid() == 0 && stat("/proc/self/exe", &st) == 0 && st.st_uid == 0 && st.st_mode & S_ISUID != 0
+    return stat("/proc/self/exe", &st) == 0 && st.st_uid == 0 && st.st_mode & S_ISUID != 0
   }
 
   /// True when this binary is installed setuid root but the kernel did not
   /// honour the bit (no_new_privs, nosuid): an installed gatekeeper that
   /// cannot reach the system store.
   static func isNeutered() -> Bool {
-    var st = stat()
-    return getuid() != 0 && geteuid() == getuid() && stat("/proc/self/exe", &st) == 0 && st.st_uid == 0
-      && st.st_mode & S_ISUID != 0
+    getuid() != 0 && geteuid() == getuid() && isInstalledSetuidRoot()
   }
 
   /// The installed mode: the environment is discarded, the store and PAM

@@ -28,18 +28,16 @@ struct ActiveSession: Equatable {
 
   static func lookUp() -> Lookup {
     guard let seat = fields(seatFile) else { return .noLogind }
-    guard let id = seat["ACTIVE"], !id.isEmpty, !id.contains("/"), id != ".", id != "..",
-      let session = fields(sessionDirectory + "/" + id),
-      let uid = session["UID"].flatMap({ uid_t($0) })
-    else { return .noActiveSession }
-    return .active(ActiveSession(id: id, uid: uid, vt: session["VTNR"].flatMap { Int32($0) } ?? 0))
+    guard let id = seat["ACTIVE"], let session = session(id) else { return .noActiveSession }
+    return .active(session)
   }
 
-  /// Whether session `id` still exists as `uid`'s session on `vt` (the caller
-  /// may have stalled this process while logging out and someone else in).
-  static func stillExists(_ id: String, uid: uid_t, vt: Int32) -> Bool {
-    guard let session = fields(sessionDirectory + "/" + id) else { return false }
-    return session["UID"].flatMap { uid_t($0) } == uid && session["VTNR"].flatMap { Int32($0) } == vt
+  /// Session `id` as logind records it now; nil once it is gone.
+  static func session(_ id: String) -> ActiveSession? {
+    guard !id.isEmpty, !id.contains("/"), id != ".", id != "..", let session = fields(sessionDirectory + "/" + id),
+      let uid = session["UID"].flatMap({ uid_t($0) })
+    else { return nil }
+    return ActiveSession(id: id, uid: uid, vt: session["VTNR"].flatMap { Int32($0) } ?? 0)
   }
 
   /// KEY=value lines of a root-owned regular file; nil for anything else.

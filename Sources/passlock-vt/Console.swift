@@ -85,8 +85,7 @@ struct Console {
 
   /// Stopped (T, t) or in uninterruptible sleep (D): it cannot act on its VT now.
   static func isStopped(_ pid: pid_t) -> Bool {
-    guard let text = KernelKnobs.read("/proc/\(pid)/stat", limit: 1024), let close = text.lastIndex(of: ")") else { return false }
-    let state = text[text.index(after: close)...].drop { $0 == " " }.first
+    guard let state = ForegroundJob.statFields(pid)?.first else { return false }
     return state == "T" || state == "t" || state == "D"
   }
 

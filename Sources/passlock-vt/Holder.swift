@@ -24,7 +24,7 @@ struct Holder {
     let stale: State?
     var tty: String { "/dev/tty\(vt)" }
 
-    /// Nothing will be locked: the VT goes back to root and is freed.
+    /// The VT goes back to root and is freed (nothing is locked on it now).
     func abandon(_ console: Console) {
       fchown(fd, 0, 5)
       fchmod(fd, 0o620)
@@ -99,10 +99,7 @@ struct Holder {
     knobs.restore()
     console.unlockSwitching()
     try? console.switchTo(originalVT)
-    fchown(fd, 0, 5)
-    fchmod(fd, 0o620)
-    close(fd)
-    console.release(lockVT)
+    Prepared(vt: lockVT, fd: fd, stale: nil).abandon(console)
     unlink(Holder.stateFile)
   }
 

@@ -156,7 +156,7 @@ let lockFD = prepared.fd
 // above and the lock: now that switching is locked, check again that the VT
 // we switched away from is theirs and their session still the same one.
 if let session = checkedSession,
-  holder.originalVT != sessionVT || !ActiveSession.stillExists(session.id, uid: caller, vt: sessionVT)
+  holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
 {
   kill(first, SIGKILL)
   while waitpid(first, nil, 0) == -1 && errno == EINTR {}

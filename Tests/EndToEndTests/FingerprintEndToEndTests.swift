@@ -34,6 +34,13 @@ final class FingerprintEndToEndTests {
     return text.split(separator: "\n").first { $0.hasPrefix("external_failures=") }.flatMap { Int($0.dropFirst(18)) }
   }
 
+  /// `passlock lock` in a fresh tmux pane, its exit status echoed as rc=N.
+  func lockScreen() -> Tmux {
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    return t
+  }
+
   /// Whether `text` has left the lock screen within `seconds`.
   func gone(_ text: String, from t: Tmux, seconds: Double = 5) -> Bool {
     !t.waitFor(seconds) { !$0.contains(text) }.contains(text)
@@ -43,8 +50,7 @@ final class FingerprintEndToEndTests {
 
   @Test func aMatchingScanWhileDigitsAreTypedUnlocks() throws {
     try bed.enroll()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor(Self.prompt), "pam_fprintd's message on the lock screen\n\(t.screen)")
     #expect(t.screen.contains("│Touch│"))
     t.type("25")
@@ -58,8 +64,7 @@ final class FingerprintEndToEndTests {
   @Test func fiveBadScansDisableTheReaderWhateverMaxTriesIs() throws {
     try bed.enroll()
     try configure(maxTries: 10)
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
     for scan in 1...5 {
       bed.scan("finger-B")
@@ -80,8 +85,7 @@ final class FingerprintEndToEndTests {
 
   @Test func aScanAfterThePasscodeWonDoesNothing() throws {
     try bed.enroll()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
     t.type("2580")
     #expect(t.waitFor("rc=0"))
@@ -99,8 +103,7 @@ final class FingerprintEndToEndTests {
     try bed.enroll()
     try "auth required pam_fprintd.so max-tries=1 timeout=1\naccount required pam_permit.so\n"
       .write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
     usleep(2_500_000)  // pam_fprintd gave up (PAM_AUTHINFO_UNAVAIL)
     let pid = try #require(t.lockerPID)
@@ -116,8 +119,7 @@ final class FingerprintEndToEndTests {
   }
 
   @Test func noPrintsEnrolledMeansNoKey() throws {
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor("Enter Passcode"))
     #expect(gone("│Touch│", from: t, seconds: 3), "no prints: PAM_AUTHINFO_UNAVAIL hides the key\n\(t.screen)")
     #expect(externalFailures == 0, "an unavailable reader costs nothing")
@@ -127,8 +129,7 @@ final class FingerprintEndToEndTests {
 
   @Test func fprintdNotRunningMeansNoKeyAndNoHang() throws {
     bed.stopFprintd()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor("Enter Passcode"))
     #expect(gone("│Touch│", from: t, seconds: 5), "\(t.screen)")
     t.type("2580")
@@ -137,8 +138,7 @@ final class FingerprintEndToEndTests {
 
   @Test func aFailureStaysCountedWhenTheGatekeeperIsKilledAfterIt() throws {
     try bed.enroll()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
+    let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
     bed.scan("finger-B")
     let deadline = Date().addingTimeInterval(5)
