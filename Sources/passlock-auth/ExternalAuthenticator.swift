@@ -34,26 +34,38 @@ enum ExternalAuthenticator {
     let relay: PAMTransaction.Conversation = { style, text, _ in
       guard style == .info || style == .error else { return false }  // PAM_CONV_ERR for secret prompts
       AccountPassword.tell(channel, text, style: style)
-      guard reportsFailedAttempt(text), let store = try? PasscodeStore(location, create: false) else { return true }
+      guard reportsFailedAttempt(text) else { return true }
       // That attempt failed and stays counted. At the limit the reader is
       // done, whatever retries the stack has left: say so and end here (the
       // stack's D-Bus client goes with the process, so fprintd lets the
       // reader go). Otherwise the stack retries at once: count that attempt
-      // before it runs.
+      // before it runs. A store that cannot be read or written here (a
+      // caller's descriptor limit, a full disk) ends it too: never an
+      // uncounted retry.
       attempts.failedScans += 1
-      if let refusal = store.externalRefusal(now: wallClockSeconds()) {
+      var refusal: String?
+      do {
+        if let store = try PasscodeStore(location, create: false) {
+          refusal = store.externalRefusal(now: wallClockSeconds())
+          if refusal == nil { try store.countExternalFailure() }
+        } else {
+          refusal = "the passcode store is gone"
+        }
+      } catch {
+        refusal = "the failure could not be counted: \(error)"
+      }
+      if let refusal {
         let result = AuthResult(.externalDisabled, message: refusal)
         try? channel.send(.result, result.encoded())
         exit(Int32(result.code.rawValue))
       }
-      try? store.countExternalFailure()
       return true
     }
     do throws(PAMError) {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
-      if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
+      if let terminal = CallerTerminal.name { pam.setTerminal(terminal) }
       try pam.authenticateAndCheckAccount()
     } catch {
       switch error.kind {
