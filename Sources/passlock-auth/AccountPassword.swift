@@ -17,7 +17,7 @@ enum AccountPassword {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
-      if let terminal = CallerTerminal.name { pam.setTerminal(terminal) }
+      if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
       let expired = try pam.authenticateAndCheckAccount()
       if expired {
         tell(channel, "Your account password has expired; change it with 'passwd'.")

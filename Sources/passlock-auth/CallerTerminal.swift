@@ -9,15 +9,11 @@ import Glibc
 enum CallerTerminal {
   static let descriptor: Int32 = 3
 
-  /// Read once, at start-up (main.swift) before any file is opened; the
-  /// descriptor is closed then, so that neither this process nor a PAM
-  /// module keeps the caller's terminal (a lock VT) open.
-  static let name: String? = {
-    defer { close(descriptor) }
+  static func name() -> String? {
     var st = stat()
     guard isatty(descriptor) == 1, fstat(descriptor, &st) == 0, st.st_mode & S_IFMT == S_IFCHR, st.st_uid == getuid(),
       let name = ttyname(descriptor)
     else { return nil }
     return String(cString: name)
-  }()
+  }
 }

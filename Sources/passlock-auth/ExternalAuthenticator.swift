@@ -65,7 +65,7 @@ enum ExternalAuthenticator {
       let pam = try PAMTransaction(
         service: service, user: mode.user.name, configDirectory: mode.pamConfigDirectory, conversation: relay)
       pam.setRequestingUser(mode.user.name)
-      if let terminal = CallerTerminal.name { pam.setTerminal(terminal) }
+      if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
       try pam.authenticateAndCheckAccount()
     } catch {
       switch error.kind {

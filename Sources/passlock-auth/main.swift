@@ -10,10 +10,6 @@ import PasslockPOSIX
 // fails with EPIPE instead, after the counter was already persisted.
 signal(SIGPIPE, SIG_IGN)
 
-// Before anything opens a file: descriptor 3 is still the caller's terminal
-// (or nothing), read once and closed.
-_ = CallerTerminal.name
-
 let channel = FrameChannel(input: .standardInput, output: .standardOutput)
 
 if FileDescriptor.standardInput.isTerminal {
