@@ -15,7 +15,7 @@ final class ConsoleHolderTests {
 
   init() throws {
     // Taken before anything is read: another suite's test may hold the console.
-    ConsoleAccess.acquire()
+    try ConsoleAccess.acquire()
     original = VT.activeConsole()
     logLevel = Self.consoleLogLevel()
     #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)

@@ -249,7 +249,7 @@ final class DaemonEndToEndTests {
   /// Runs `body` with the mocked session on a freshly allocated VT that is on
   /// screen, holding the shared console lock; restores the console afterwards.
   func onAConsoleSession(_ body: (VirtualConsoleTests.FreeConsole) throws -> Void) throws {
-    ConsoleAccess.acquire()
+    try ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
     let original = VirtualConsoleTests.activeConsole()
     let vt = try VirtualConsoleTests.FreeConsole()

@@ -33,6 +33,8 @@ final class Harness: @unchecked Sendable {  // used from one test at a time
       "PATH": "/usr/bin:/bin", "HOME": root, "PASSLOCK_STATE_DIR": root + "/state",
       "PASSLOCK_HASH_COST": String(hashCost), "LANG": "C",
     ]
+    // scripts/test finds (and ends) what a test left running by this mark.
+    if let run = ProcessInfo.processInfo.environment["PASSLOCK_TEST_RUN"] { environment["PASSLOCK_TEST_RUN"] = run }
   }
 
   deinit { try? FileManager.default.removeItem(atPath: root) }
@@ -55,12 +57,44 @@ final class Harness: @unchecked Sendable {  // used from one test at a time
     try! process.run()
     stdin.fileHandleForWriting.write(input)
     try? stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    let err = stderr.fileHandleForReading.readDataToEndOfFile()
+    let (output, complete) = Self.drain(
+      [stdout.fileHandleForReading.fileDescriptor, stderr.fileHandleForReading.fileDescriptor],
+      until: Date().addingTimeInterval(Self.commandLimit))
+    if !complete {
+      Issue.record("\(path) \(arguments) did not finish (or a process it started kept its output open) in \(Int(Self.commandLimit)) s")
+      kill(process.processIdentifier, SIGKILL)
+    }
     process.waitUntilExit()
     return Output(
-      status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-      stderr: String(decoding: err, as: UTF8.self))
+      status: process.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self),
+      stderr: String(decoding: output[1], as: UTF8.self))
+  }
+
+  /// Longer than any one command of a test takes. Past it the command is
+  /// killed and the test fails, instead of the whole run hanging on a read.
+  static let commandLimit: Double = 120
+
+  /// Reads `descriptors` to end of file, or until `deadline`; what each gave,
+  /// and whether all of them ended.
+  static func drain(_ descriptors: [Int32], until deadline: Date) -> (data: [Data], complete: Bool) {
+    var data = descriptors.map { _ in Data() }
+    var open = Array(descriptors.indices)
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while !open.isEmpty {
+      let left = deadline.timeIntervalSinceNow
+      guard left > 0 else { return (data, false) }
+      var polls = open.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
+      if poll(&polls, nfds_t(polls.count), Int32(min(left, 1) * 1000)) < 0 && errno != EINTR { return (data, false) }
+      for (index, polled) in zip(open, polls) where polled.revents != 0 {
+        let count = read(descriptors[index], &buffer, buffer.count)
+        if count > 0 {
+          data[index].append(contentsOf: buffer[0..<count])
+        } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+          open.removeAll { $0 == index }
+        }
+      }
+    }
+    return (data, true)
   }
 
   func file(_ name: String) -> String? {

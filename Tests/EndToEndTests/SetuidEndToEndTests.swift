@@ -131,7 +131,7 @@ final class SetuidEndToEndTests {
   /// A fresh VT owned by the test user (as login(1) leaves it) on screen,
   /// the shared console lock held; everything restored afterwards.
   func onTheUsersConsole(_ body: (VirtualConsoleTests.FreeConsole, UInt16) throws -> Void) throws {
-    ConsoleAccess.acquire()
+    try ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
     let original = VirtualConsoleTests.activeConsole()
     let vt = try VirtualConsoleTests.FreeConsole()

@@ -33,10 +33,28 @@ enum ConsoleAccess {
   /// The lock file's descriptor; only touched by the semaphore's holder.
   nonisolated(unsafe) static var held: Int32 = -1
 
-  static func acquire() {
-    semaphore.wait()
+  struct NotReleased: Error, CustomStringConvertible {
+    var description: String {
+      "the console lock was not released in \(Int(ConsoleAccess.patience)) s: another test (or test process) holds it"
+    }
+  }
+  /// Longer than any console test takes; a holder that never lets go fails
+  /// the waiting test instead of hanging the whole run.
+  static let patience: Double = 300
+
+  static func acquire() throws {
+    guard semaphore.wait(timeout: .now() + patience) == .success else { throw NotReleased() }
     held = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    while held >= 0 && flock(held, LOCK_EX) != 0 && errno == EINTR {}
+    let deadline = Date().addingTimeInterval(patience)
+    while held >= 0 && flock(held, LOCK_EX | LOCK_NB) != 0 {
+      guard Date() < deadline else {
+        close(held)
+        held = -1
+        semaphore.signal()
+        throw NotReleased()
+      }
+      usleep(20_000)
+    }
   }
 
   static func release() {

@@ -77,7 +77,7 @@ struct VirtualConsoleTests {
   }
 
   @Test func theOverlayDrawsWithConsoleGlyphsAndUnlocks() throws {
-    ConsoleAccess.acquire()
+    try ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")

@@ -12,7 +12,7 @@ final class XorgConsoleTests {
   let x: XorgServer
 
   init() throws {
-    ConsoleAccess.acquire()
+    try ConsoleAccess.acquire()
     original = VT.activeConsole()
     do { x = try XorgServer(h) } catch {
       try? ConsoleHolderTests.activate(Int32(original))

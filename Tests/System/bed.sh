@@ -6,7 +6,8 @@
 #   bed_add_user NAME   a user with a home and the password NAME-password-1
 #   inside CMD…         run CMD in the container (all namespaces)
 #   as_user CMD…        run CMD as the test user, reaching their user manager
-#   bed_shutdown        power it off, remove the copy (also on EXIT)
+#   bed_shutdown        power it off, remove the copy (the caller traps EXIT,
+#                       and TERM and INT, which would skip EXIT, with it)
 # Recipe and pitfalls: ../shared/DESIGN.md, "A real systemd machine in a container".
 
 BED_RELEASE=bookworm
@@ -85,7 +86,6 @@ bed_boot() {
   systemd-nspawn -D "$BED_ROOT" -b --register=no --keep-unit --private-network \
     --console=read-only --bind="$BED_WORK/power:/sys/power" >"$BED_WORK/console.log" 2>&1 </dev/null &
   BED_NSPAWN=$!
-  trap bed_shutdown EXIT
   BED_LEADER=
   for _ in $(seq 200); do
     local child
