@@ -7,6 +7,20 @@
 
 let passcode: [UInt8] = Array("2580".utf8)
 
+/// Every digit the input could be typing, as ASCII, in order: the digit keys
+/// themselves and the numeric keypad in application mode (ESC O p..y), which
+/// a terminal sends for the keypad's 0..9.
+func typedDigits(_ input: [UInt8]) -> [UInt8] {
+  var digits: [UInt8] = []
+  for (index, byte) in input.enumerated() {
+    if (0x30...0x39).contains(byte) { digits.append(byte) }
+    if byte == 0x1b && index + 2 < input.count && input[index + 1] == 0x4f && (0x70...0x79).contains(input[index + 2]) {
+      digits.append(input[index + 2] - 0x70 + 0x30)
+    }
+  }
+  return digits
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let input = Array(UnsafeBufferPointer(start: data, count: size))
@@ -51,7 +65,7 @@ public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
   if screen.finished {
     var next = 0
-    for byte in input where next < passcode.count && byte == passcode[next] { next += 1 }
+    for digit in typedDigits(input) where next < passcode.count && digit == passcode[next] { next += 1 }
     precondition(next == passcode.count, "unlocked without the passcode in the input")
   }
   // Draw the final state at a size taken from the input: no size or state may crash the renderer.
