@@ -233,6 +233,40 @@ final class SetuidEndToEndTests {
     }
   }
 
+  /// The setuid gatekeeper clears its environment, so pam_fprintd in it finds
+  /// fprintd only on the system bus at the standard path: the fixture gives
+  /// it a private one there, in a mount namespace of its own, with the real
+  /// fprintd and its virtual reader, and runs the lock screen as the user.
+  @Test(.enabled(if: FprintdBed.available, "needs fprintd, libpam-fprintd and python3-dbusmock"))
+  func theSetuidGatekeeperRunsTheRealFingerprintReader() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    try Self.sh("""
+      set -e
+      printf 'auth required pam_fprintd.so max-tries=1 timeout=10\\naccount required pam_permit.so\\n' > \(prefix)/pam.d/passlock-external
+      mkdir -p \(prefix)/fp/config/passlock
+      printf '[External]\\nEnabled=yes\\nAutoStart=yes\\nArmDelaySec=0\\n' > \(prefix)/fp/config/passlock/passlock.conf
+      """)
+    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Fixtures/setuid-fprintd.py").standardized.path
+    let h = Harness()
+    h.environment["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"
+    let run = h.run(
+      "/usr/bin/unshare", ["--mount", "--", "/usr/bin/python3", fixture, user, String(uid), String(gid), prefix, prefix + "/fp"],
+      input: Data())
+    let seen = Dictionary(
+      run.stdout.split(separator: "\n").compactMap { line in line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) } },
+      uniquingKeysWith: { $1 })
+    let story = "\(run.stdout)\(run.stderr)"
+    #expect(seen["enrolled"] == "True", "\(story)")
+    #expect(seen["prompt"] == "True", "pam_fprintd's message on the lock screen\n\(story)")
+    #expect(seen["not_recognized"] == "True", "\(story)")
+    #expect(seen["failures_after_wrong_finger"] == "1", "the wrong finger counted in the root-held store\n\(story)")
+    #expect(seen["prompt_again"] == "True", "the reader runs again on Space\n\(story)")
+    #expect(seen["failures_while_retrying"] == "2", "the retry is counted before it runs\n\(story)")
+    #expect(seen["exit"] == "0", "the right finger unlocks\n\(story)")
+    #expect(seen["failures_after_match"] == "0", "a match resets the counter\n\(story)")
+  }
+
   @Test func aConfigNotOwnedByRootIsRefused() throws {
     try Self.sh("chown \(uid) \(prefix)/etc/passlock/passlock.conf")
     let status = passlock("status")
