@@ -59,6 +59,11 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
       if (fgets(word, sizeof word, control) == NULL) word[0] = 0;
       fclose(control);
       word[strcspn(word, "\n")] = 0;
+      /* Empty: opened between its writer's truncate and write; read it again. */
+      if (word[0] == 0) {
+        usleep(10000);
+        continue;
+      }
       if (strcmp(word, "hang") != 0) unlink(path);
       if (strcmp(word, "success") == 0) return PAM_SUCCESS;
       if (strcmp(word, "auth_err") == 0) return PAM_AUTH_ERR;
