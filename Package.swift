@@ -30,12 +30,14 @@ let package = Package(
     .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
     .systemLibrary(name: "CXCrypt", path: "Sources/CXCrypt"),
     .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
+    // Linux calls Swift cannot make directly (prctl is variadic).
+    .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
     // Pure logic: policies, record formats, config parsing, protocol framing.
     // No C library, no I/O.
     .target(name: "PasslockCore"),
     // File descriptors, errno, termios, processes: the only layer that makes syscalls.
-    .target(name: "PasslockPOSIX", dependencies: ["PasslockCore"]),
+    .target(name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"]),
     // The passcode store: yescrypt hashing and the on-disk records.
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
     // PAM: client transactions (account password) and the module side's calls.

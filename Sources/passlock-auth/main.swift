@@ -10,6 +10,13 @@ import PasslockPOSIX
 // fails with EPIPE instead, after the counter was already persisted.
 signal(SIGPIPE, SIG_IGN)
 
+// A caller that dies (a lock screen killed with SIGKILL) takes us with it: a
+// stack still waiting for a finger would otherwise keep the caller's terminal,
+// the lock VT among them, open until its own timeout, or for ever. What was
+// counted is on disk already. (Callers start us from the thread that waits
+// for the answer, so that thread's exit is the caller's.)
+guard ParentDeath.deliver(SIGKILL) else { exit(Int32(AuthProtocol.ResultCode.protocolError.rawValue)) }
+
 let channel = FrameChannel(input: .standardInput, output: .standardOutput)
 
 if FileDescriptor.standardInput.isTerminal {

@@ -82,6 +82,30 @@ final class ExternalAuthenticatorEndToEndTests {
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"))
   }
 
+  @Test func aGatekeeperWhoseLockScreenIsKilledEndsWithIt() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    let gatekeeper = try #require(waitForStart(), "the external stack started")
+    try answer("hang")
+    let lockScreen = try #require(Self.parent(of: gatekeeper))
+    kill(lockScreen, SIGKILL)
+    #expect(t.waitFor("rc=137"))
+    let deadline = Date().addingTimeInterval(2)
+    while Self.isRunning(gatekeeper) && Date() < deadline { usleep(10_000) }
+    #expect(!Self.isRunning(gatekeeper), "the gatekeeper, and the terminal it holds, went with its lock screen")
+    let attempts = h.file("attempts") ?? ""
+    #expect(attempts.contains("external_failures=1\n"), "the attempt under way stays counted\n\(attempts)")
+  }
+
+  /// /proc/PID/stat: the parent's pid, and whether it runs (a zombie does not).
+  static func stat(_ pid: pid_t) -> [Substring]? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = text.lastIndex(of: ")") else { return nil }
+    return text[text.index(after: end)...].split(separator: " ")
+  }
+  static func parent(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 1 ? pid_t($0[1]) : nil } }
+  static func isRunning(_ pid: pid_t) -> Bool { stat(pid).map { $0.first != "Z" } ?? false }
+
   @Test func fiveFailuresDisableItUntilThePasscodeSucceeds() throws {
     try configure(autoStart: false)
     let t = Tmux(h)
