@@ -69,9 +69,11 @@ public func lockScreenFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(next == passcode.count, "unlocked without the passcode in the input")
   }
   // Draw the final state at a size taken from the input: no size or state may crash the renderer.
-  let width = Int(input.first ?? 80) % 200 + 1, height = Int(input.last ?? 24) % 60 + 1
+  let width = Int(input.first ?? 80) % 200 + 1
+  let height = Int(input.last ?? 24) % 60 + 1
   let renderer = LockRenderer(theme: Theme(), texts: Texts(.japanese), capabilities: .init(linuxConsole: size % 2 == 0, color: true))
-  let (grid, layout) = renderer.render(screen, .init(clock: "00:00", userAtHost: "fuzz@host", externalKey: "Key"), now: now, width: width, height: height)
+  let (grid, layout) = renderer.render(
+    screen, .init(clock: "00:00", userAtHost: "fuzz@host", externalKey: "Key"), now: now, width: width, height: height)
   _ = grid.render(over: nil, color: true)
   _ = layout.key(atColumn: width / 2, row: height / 2)
   return 0

@@ -16,6 +16,8 @@ import PasslockStore
 // with the reason as an error message. A root host reads the system store
 // itself; a user process asks passlock-auth, as pam_unix asks unix_chkpwd.
 
+// The C entry points keep PAM's names (pam_modules(3)).
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_authenticate")
 public func pam_sm_authenticate(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
@@ -33,26 +35,31 @@ public func pam_sm_authenticate(
   return PasscodeModule(pam: pam, options: options).authenticate()
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 { PAMCode.success }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_acct_mgmt")
 public func pam_sm_acct_mgmt(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 { PAMCode.ignore }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_open_session")
 public func pam_sm_open_session(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 { PAMCode.ignore }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_close_session")
 public func pam_sm_close_session(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 { PAMCode.ignore }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_chauthtok")
 public func pam_sm_chauthtok(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
@@ -157,9 +164,12 @@ struct PasscodeModule {
     if let rc = passcode(into: &secret) { return rc }
     let result: AuthResult
     do {
-      result = try helper.run(.verify, sendSecrets: { (channel) throws(SystemError) in
-        try channel.send(.secret, secret: secret)
-      }) { _, _, _ in false }
+      result = try helper.run(
+        .verify,
+        sendSecrets: { (channel) throws(SystemError) in
+          try channel.send(.secret, secret: secret)
+        },
+        answer: { _, _, _ in false })
     } catch {
       pam.log(LOG_ERR, "\(error)")
       return PAMCode.unavailable

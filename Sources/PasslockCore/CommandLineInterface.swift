@@ -127,7 +127,8 @@ public enum CLI {
       var readyFD: Int32?
       if let text = values["--ready-fd"] {
         guard let fd = Int32(text), fd > 2 else {
-          throw UsageError(message: "The value '\(text)' is invalid for '--ready-fd <fd>': expected a descriptor above 2", subcommand: .lock)
+          throw UsageError(
+            message: "The value '\(text)' is invalid for '--ready-fd <fd>': expected a descriptor above 2", subcommand: .lock)
         }
         readyFD = fd
       }

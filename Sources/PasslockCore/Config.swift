@@ -53,13 +53,20 @@ public struct Config: Equatable, Sendable {
       section: "Appearance", key: "RevealLastDigit", defaultValue: "yes", kind: .boolean,
       help: "Show each typed digit for half a second before masking it."),
     Key(section: "Appearance", key: "Title", defaultValue: "", kind: .text, help: "Lock screen title (empty: \"Enter Passcode\")."),
-    Key(section: "Appearance", key: "FilledGlyph", defaultValue: "", kind: .glyph, help: "Glyph of a typed digit (empty: ● or * on the Linux console)."),
-    Key(section: "Appearance", key: "EmptyGlyph", defaultValue: "", kind: .glyph, help: "Glyph of a digit still to type (empty: ○ or - on the Linux console)."),
+    Key(
+      section: "Appearance", key: "FilledGlyph", defaultValue: "", kind: .glyph,
+      help: "Glyph of a typed digit (empty: ● or * on the Linux console)."),
+    Key(
+      section: "Appearance", key: "EmptyGlyph", defaultValue: "", kind: .glyph,
+      help: "Glyph of a digit still to type (empty: ○ or - on the Linux console)."),
     Key(section: "Appearance", key: "TitleColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the title."),
     Key(section: "Appearance", key: "DotColor", defaultValue: "cyan", kind: .choice(Config.colors), help: "Colour of the dots."),
-    Key(section: "Appearance", key: "ErrorColor", defaultValue: "red", kind: .choice(Config.colors), help: "Colour of wrong-passcode messages."),
+    Key(
+      section: "Appearance", key: "ErrorColor", defaultValue: "red", kind: .choice(Config.colors),
+      help: "Colour of wrong-passcode messages."),
     Key(section: "Appearance", key: "KeyColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the keypad."),
-    Key(section: "Appearance", key: "StatusColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the status line."),
+    Key(
+      section: "Appearance", key: "StatusColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the status line."),
     Key(
       section: "External", key: "Enabled", defaultValue: "no", kind: .boolean,
       help: "Offer the external authenticator (PAM service passlock-external) beside the passcode."),
@@ -83,7 +90,9 @@ public struct Config: Equatable, Sendable {
       help: "Lock a TTY session after this many seconds without input (0: never)."),
     Key(
       section: "Console", key: "Mode", defaultValue: "auto", kind: .choice(["auto", "vt", "direct"]),
-      help: "How passlockd takes over a session's terminal: vt (passlock-vt, a VT of its own), direct (passlock lock --tty), auto (vt for VT sessions)."),
+      help:
+        "How passlockd takes over a session's terminal: vt (passlock-vt, a VT of its own), direct (passlock lock --tty), auto (vt for VT sessions)."
+    ),
   ]
 
   /// Colour names: the eight ANSI colours, their bright forms, and default.

@@ -103,7 +103,9 @@ public struct LockRenderer: Sendable {
     var row = max(0, (height - 1 - blockHeight) / 2)
 
     if screen.passwordMode { return (renderPassword(screen, context, now: now, into: grid, kind: kind), Layout(kind: kind, keys: [])) }
-    let title = screen.flow == .unlock && screen.step == .current ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
+    let title =
+      screen.flow == .unlock && screen.step == .current
+      ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
     grid.center(title, row: row, style: .init(foreground: theme.titleColor, bold: true))
     row += 1
 
@@ -123,7 +125,8 @@ public struct LockRenderer: Sendable {
     if TextWidth.of(message) <= width { grid.center(message, row: row, style: messageStyle) }
     row += kind == .minimal ? 1 : 2
 
-    grid.center(dots(screen, now: now, width: width), row: row, style: .init(foreground: theme.dotColor), offset: screen.shakeOffset(now: now))
+    grid.center(
+      dots(screen, now: now, width: width), row: row, style: .init(foreground: theme.dotColor), offset: screen.shakeOffset(now: now))
     row += kind == .minimal ? 1 : 2
 
     var layout = Layout(kind: kind, keys: [])
@@ -142,7 +145,8 @@ public struct LockRenderer: Sendable {
   /// The account password field: title, PAM's prompt, one mask per character.
   func renderPassword(_ screen: LockScreen, _ context: Context, now: Int64, into grid: ScreenGrid, kind: Kind) -> ScreenGrid {
     var grid = grid
-    let height = grid.height, width = grid.width
+    let height = grid.height
+    let width = grid.width
     var row = max(0, (height - 1 - 6) / 2)
     grid.center(texts.accountPasswordTitle, row: row, style: .init(foreground: theme.titleColor, bold: true))
     row += 1
@@ -193,19 +197,25 @@ public struct LockRenderer: Sendable {
   }
 
   var keypadRows: [[KeypadKey?]] {
-    [[.digit(1), .digit(2), .digit(3)], [.digit(4), .digit(5), .digit(6)], [.digit(7), .digit(8), .digit(9)],
-      [.external, .digit(0), .delete]]
+    [
+      [.digit(1), .digit(2), .digit(3)], [.digit(4), .digit(5), .digit(6)], [.digit(7), .digit(8), .digit(9)],
+      [.external, .digit(0), .delete],
+    ]
   }
 
-  func drawBoxedKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] {
-    let keyWidth = 7, gap = 2
+  func drawBoxedKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(
+    key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>
+  )] {
+    let keyWidth = 7
+    let gap = 2
     let left = (grid.width - (3 * keyWidth + 2 * gap)) / 2
     let style = ScreenGrid.Style(foreground: theme.keyColor)
     var hits: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] = []
     for (r, keys) in keypadRows.enumerated() {
       for (c, key) in keys.enumerated() {
         guard let key, key != .external || context.externalKey != nil else { continue }
-        let x = left + c * (keyWidth + gap), y = top + r * 3
+        let x = left + c * (keyWidth + gap)
+        let y = top + r * 3
         let label = String(keyLabel(key, context: context).prefix(5))
         let pad = keyWidth - 2 - TextWidth.of(label)
         let inner = String(repeating: " ", count: pad / 2) + label + String(repeating: " ", count: pad - pad / 2)
@@ -213,15 +223,19 @@ public struct LockRenderer: Sendable {
         grid.put(glyphs.side, column: x, row: y + 1, style: style)
         grid.put(inner, column: x + 1, row: y + 1, style: .init(foreground: theme.keyColor, bold: true))
         grid.put(glyphs.side, column: x + keyWidth - 1, row: y + 1, style: style)
-        grid.put(glyphs.bottomLeft + String(repeating: glyphs.top, count: keyWidth - 2) + glyphs.bottomRight, column: x, row: y + 2, style: style)
+        grid.put(
+          glyphs.bottomLeft + String(repeating: glyphs.top, count: keyWidth - 2) + glyphs.bottomRight, column: x, row: y + 2, style: style)
         hits.append((key, (x + 1)...(x + keyWidth), (y + 1)...(y + 3)))
       }
     }
     return hits
   }
 
-  func drawCompactKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] {
-    let keyWidth = 5, gap = 1
+  func drawCompactKeypad(_ grid: inout ScreenGrid, top: Int, context: Context) -> [(
+    key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>
+  )] {
+    let keyWidth = 5
+    let gap = 1
     let left = (grid.width - (3 * keyWidth + 2 * gap)) / 2
     var hits: [(key: KeypadKey, columns: ClosedRange<Int>, rows: ClosedRange<Int>)] = []
     for (r, keys) in keypadRows.enumerated() {

@@ -38,7 +38,9 @@ public enum PasscodePolicy {
     if digits.count < lengths.lowerBound { return .tooShort }
     if digits.count > lengths.upperBound { return .tooLong }
     if allowSimple { return nil }
-    var allSame = true, ascending = true, descending = true
+    var allSame = true
+    var ascending = true
+    var descending = true
     for i in 1..<digits.count {
       let step = Int(digits[i]) - Int(digits[i - 1])
       allSame = allSame && step == 0

@@ -98,7 +98,9 @@ public struct ScreenGrid: Equatable, Sendable {
           let i = row * width + x
           let differs = full ? cells[i] != .blank : cells[i] != previous!.cells[i]
           // Keep going through short unchanged gaps: a move costs more than a few cells.
-          if !differs && !(1...3).contains(where: { x + $0 < width && (full ? cells[i + $0] != .blank : cells[i + $0] != previous!.cells[i + $0]) }) {
+          if !differs
+            && !(1...3).contains(where: { x + $0 < width && (full ? cells[i + $0] != .blank : cells[i + $0] != previous!.cells[i + $0]) })
+          {
             break
           }
           let cell = cells[i]

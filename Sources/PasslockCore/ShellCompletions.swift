@@ -93,10 +93,12 @@ public enum ShellCompletions {
 
       """
     for command in commands {
-      out += "complete -c passlock -n 'not __fish_seen_subcommand_from \(names) help' -a \(command.name) -d '\(quotedForFish(command.abstract))'\n"
+      out +=
+        "complete -c passlock -n 'not __fish_seen_subcommand_from \(names) help' -a \(command.name) -d '\(quotedForFish(command.abstract))'\n"
       for flag in command.flags {
         let takesFile = flag.value != nil ? " -r -F" : ""
-        out += "complete -c passlock -n '__fish_seen_subcommand_from \(command.name)' -l \(flag.flag.dropFirst(2))\(takesFile) -d '\(quotedForFish(flag.help))'\n"
+        out +=
+          "complete -c passlock -n '__fish_seen_subcommand_from \(command.name)' -l \(flag.flag.dropFirst(2))\(takesFile) -d '\(quotedForFish(flag.help))'\n"
       }
     }
     return out

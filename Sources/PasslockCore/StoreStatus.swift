@@ -114,7 +114,9 @@ public enum JSON {
 public enum TimeText {
   /// "4:59", "1:00:00".
   public static func clock(_ seconds: Int64) -> String {
-    let h = seconds / 3600, m = seconds / 60 % 60, s = seconds % 60
+    let h = seconds / 3600
+    let m = seconds / 60 % 60
+    let s = seconds % 60
     let mm = h > 0 && m < 10 ? "0\(m)" : "\(m)"
     let ss = s < 10 ? "0\(s)" : "\(s)"
     return h > 0 ? "\(h):\(mm):\(ss)" : "\(mm):\(ss)"

@@ -15,7 +15,8 @@ public struct ChildProcess: Sendable {
     let toChild = try closeOnExecPipe()
     let fromChild: (read: Int32, write: Int32)
     do { fromChild = try closeOnExecPipe() } catch {
-      Glibc.close(toChild.read); Glibc.close(toChild.write)
+      Glibc.close(toChild.read)
+      Glibc.close(toChild.write)
       throw error
     }
     var actions = posix_spawn_file_actions_t()
@@ -35,7 +36,8 @@ public struct ChildProcess: Sendable {
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)
     guard rc == 0 else {
-      Glibc.close(toChild.write); Glibc.close(fromChild.read)
+      Glibc.close(toChild.write)
+      Glibc.close(fromChild.read)
       throw SystemError("posix_spawn", path: path, errno: rc)
     }
     return ChildProcess(
@@ -82,7 +84,8 @@ func cleanSpawn(
   var attributes = posix_spawnattr_t()
   posix_spawnattr_init(&attributes)
   defer { posix_spawnattr_destroy(&attributes) }
-  var empty = sigset_t(), all = sigset_t()
+  var empty = sigset_t()
+  var all = sigset_t()
   sigemptyset(&empty)
   sigfillset(&all)
   posix_spawnattr_setsigmask(&attributes, &empty)
@@ -92,8 +95,8 @@ func cleanSpawn(
   let argv = arguments.map { strdup($0) } + [nil]
   let envp = environment.map { $0.map { strdup($0) } + [nil] }
   defer {
-    argv.forEach { free($0) }
-    envp?.forEach { free($0) }
+    for argument in argv { free(argument) }
+    for variable in envp ?? [] { free(variable) }
   }
   guard var envp else { return posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
   return posix_spawn(&pid, path, &actions, &attributes, argv, &envp)

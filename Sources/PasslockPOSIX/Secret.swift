@@ -90,7 +90,8 @@ public enum ConstantTime {
   }
 
   public static func equals(_ a: String, _ b: String) -> Bool {
-    var a = a, b = b
+    var a = a
+    var b = b
     return a.withUTF8 { x in b.withUTF8 { y in equals(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
   }
 }

@@ -68,7 +68,9 @@ public struct PasscodeStore: ~Copyable {
 
   public func status(now: Int64, user: String) throws(StoreFileError) -> StoreStatus {
     let record = try passcode()
-    var failures = 0, wait: Int64 = 0, lockedOut = false
+    var failures = 0
+    var wait: Int64 = 0
+    var lockedOut = false
     switch attempts() {
     case .unusable: lockedOut = true
     case .record(let attempts):

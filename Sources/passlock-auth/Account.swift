@@ -21,4 +21,3 @@ struct Account: Sendable, Equatable {
   /// The user this process acts for: its *real* uid, never the environment.
   static func real() -> Account? { lookup(uid: getuid()) }
 }
-

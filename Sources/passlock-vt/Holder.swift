@@ -84,7 +84,9 @@ struct Holder {
     } catch {
       // Nothing new is locked: leave the console as it was (a lock a killed
       // holder left stays locked, with its record), and say so.
-      if stale != nil { try? console.lockSwitching() } else {
+      if stale != nil {
+        try? console.lockSwitching()
+      } else {
         console.unlockSwitching()
         unlink(stateFile)
       }
@@ -118,7 +120,8 @@ struct Holder {
   /// Written on the lock VT when the lock screen cannot start: the console
   /// stays locked and says how to get out.
   func emergency(_ fd: Int32) {
-    let text = "\u{1b}[0m\u{1b}[H\u{1b}[2J\r\n  This console is locked by passlock.\r\n\r\n"
+    let text =
+      "\u{1b}[0m\u{1b}[H\u{1b}[2J\r\n  This console is locked by passlock.\r\n\r\n"
       + "  The lock screen could not start; from another machine run\r\n"
       + "  'passlock-vt --release' as root.\r\n"
     _ = text.withCString { write(fd, $0, strlen($0)) }

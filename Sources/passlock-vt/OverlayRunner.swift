@@ -24,7 +24,8 @@ enum OverlayRunner {
     do { output = try closeOnExecPipe() } catch { return "pipe: \(error)" }
     let pid: pid_t
     do { pid = try launch(["passlock", "lock", "--check"], stdout: output.write, stderr: output.write) } catch {
-      close(output.read); close(output.write)
+      close(output.read)
+      close(output.write)
       return "\(error)"
     }
     close(output.write)
@@ -32,7 +33,10 @@ enum OverlayRunner {
     var buffer = [UInt8](repeating: 0, count: 1024)
     while true {
       let n = read(output.read, &buffer, buffer.count)
-      if n > 0 { text += buffer[..<n]; continue }
+      if n > 0 {
+        text += buffer[..<n]
+        continue
+      }
       if n < 0 && errno == EINTR { continue }
       break
     }

@@ -55,7 +55,8 @@ struct Commands {
     guard status.passcodeSet else { throw .failed(Self.noPasscode) }
     let useCurrent = !status.accountPasswordRequired && !forgot
     if usesKeypad && useCurrent { return try changeWithKeypad(status, allowSimple: allowSimple) }
-    var current = Secret(), new = Secret()
+    var current = Secret()
+    var new = Secret()
     if useCurrent {
       try readOrFail("Current passcode: ", &current)
     } else if !forgot {

@@ -22,7 +22,8 @@ extension Commands {
     var screen = LockScreen(
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
-    let overlay = prepared.overlay(screen: &screen, user: status.user, gatekeeper: gatekeeper,
+    let overlay = prepared.overlay(
+      screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
     // Offered only when configured, its PAM service exists and the store allows it now.
     if status.externalRefusal.isEmpty { overlay.offerExternal() }
@@ -83,7 +84,8 @@ extension Commands {
     let noColor = environment("NO_COLOR").map { !$0.isEmpty } ?? false
     let renderer = LockRenderer(
       theme: theme, texts: texts, capabilities: .init(linuxConsole: terminal.isLinuxConsole, color: !noColor))
-    let external = config.bool("External.Enabled")
+    let external =
+      config.bool("External.Enabled")
       ? ExternalSettings(
         label: ExternalSettings.label(config["External.Kind"]), autoStart: config.bool("External.AutoStart"),
         armDelayMilliseconds: Int64(config.int("External.ArmDelaySec")) * 1000)
@@ -120,8 +122,9 @@ extension Commands {
       (try? currentStatus())?.externalRefusal.isEmpty == true,
       let directory = ConfigLoader.userDirectory()
     else { return }
-    let what = ["fingerprint": "your fingerprint", "face": "your face", "security-key": "your security key"][
-      config["External.Kind"]] ?? "the external authenticator"
+    let what =
+      ["fingerprint": "your fingerprint", "face": "your face", "security-key": "your security key"][
+        config["External.Kind"]] ?? "the external authenticator"
     guard let yes = input.askYesNo("Use \(what) to unlock? [Y/n] ") else { return }
     let dropIns = directory + "/passlock.conf.d"
     let text = "# Written by 'passlock set': your answer to \"Use \(what) to unlock?\"\n[External]\nEnabled=\(yes ? "yes" : "no")\n"
@@ -137,7 +140,8 @@ extension Commands {
     var screen = LockScreen(
       flow: .change, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
-    var current = Secret(), new = Secret()
+    var current = Secret()
+    var new = Secret()
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { overlay in
       current.replace(with: overlay.first)
       new.replace(with: overlay.second)

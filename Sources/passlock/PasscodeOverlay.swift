@@ -356,7 +356,8 @@ enum Clock {
     var now = time(nil)
     var parts = tm()
     localtime_r(&now, &parts)
-    let h = Int(parts.tm_hour), m = Int(parts.tm_min)
+    let h = Int(parts.tm_hour)
+    let m = Int(parts.tm_min)
     return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
   }
 }

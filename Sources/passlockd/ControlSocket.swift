@@ -124,6 +124,7 @@ struct DaemonStatus {
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
     }
-    return "{\"inhibitor\":\(daemon.inhibitor != nil),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),\"sessions\":[\(sessions.joined(separator: ","))]}"
+    return
+      "{\"inhibitor\":\(daemon.inhibitor != nil),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),\"sessions\":[\(sessions.joined(separator: ","))]}"
   }
 }

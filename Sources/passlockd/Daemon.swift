@@ -71,7 +71,9 @@ final class Daemon {
     watchUninstall()
     startWatchdog()
     ServiceManager.notify("READY=1")
-    Log.info("passlockd ready: \(sessions.count) session(s), passcode \(passcodeSet ? "set" : "not set"), inhibitor \(inhibitor == nil ? "not held" : "held")")
+    Log.info(
+      "passlockd ready: \(sessions.count) session(s), passcode \(passcodeSet ? "set" : "not set"), inhibitor \(inhibitor == nil ? "not held" : "held")"
+    )
   }
 
   private func subscribe() throws(BusError) {
@@ -189,7 +191,9 @@ final class Daemon {
   private func reportGatekeeper(problem: String?) {
     guard problem != gatekeeperProblem else { return }
     gatekeeperProblem = problem
-    if let problem { Log.error("cannot read the passcode store, so nothing will be locked: \(problem)") } else {
+    if let problem {
+      Log.error("cannot read the passcode store, so nothing will be locked: \(problem)")
+    } else {
       Log.info("the passcode store is readable again")
     }
   }
@@ -356,7 +360,9 @@ final class Daemon {
     let restart = { [unowned self] in
       if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
     }
-    if delay == 0 { restart() } else {
+    if delay == 0 {
+      restart()
+    } else {
       DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
     }
   }

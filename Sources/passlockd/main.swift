@@ -10,7 +10,8 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments == ["--help"] || arguments == ["-h"] {
-  printOut("""
+  printOut(
+    """
     OVERVIEW: Lock your sessions with the passcode on suspend, idle and logind Lock.
 
     USAGE: passlockd

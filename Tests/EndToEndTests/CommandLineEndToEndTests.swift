@@ -18,19 +18,24 @@ import Testing
     let result = h.passlock("verify", "--now")
     #expect(result.status == 64)
     #expect(result.stdout == "")
-    #expect(result.stderr == "Error: Unknown option '--now'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n")
+    #expect(
+      result.stderr
+        == "Error: Unknown option '--now'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n")
   }
 
   @Test func statusOfAnEmptyStore() {
     let h = Harness()
     let json = h.passlock("status", "--json")
     #expect(json.status == 0)
-    #expect(json.stdout == """
-      {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-      "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)","daemon":null}
+    #expect(
+      json.stdout == """
+        {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
+        "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)","daemon":null}
 
-      """)
-    #expect(h.passlock("status").stdout == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\nDaemon: not running\n")
+        """)
+    #expect(
+      h.passlock("status").stdout
+        == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\nDaemon: not running\n")
     let verify = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(verify.status == 1)
     #expect(verify.stderr == "Error: No passcode is set; run 'passlock set' first.\n")
@@ -52,7 +57,8 @@ import Testing
     let h = Harness()
     let simple = h.passlock("set", "--stdin", input: "1234\n1234\n")
     #expect(simple.status == 1)
-    #expect(simple.stderr == "Error: Passcode refused: a run of ascending digits is easy to guess; choose another or pass --allow-simple.\n")
+    #expect(
+      simple.stderr == "Error: Passcode refused: a run of ascending digits is easy to guess; choose another or pass --allow-simple.\n")
     let short = h.passlock("set", "--stdin", "--allow-simple", input: "12\n12\n")
     #expect(short.stderr == "Error: Passcode refused: a passcode needs at least 4 digits.\n")
     #expect(h.passlock("set", "--stdin", "--allow-simple", input: "1234\n1234\n").status == 0)
@@ -72,7 +78,8 @@ import Testing
     #expect(fifth.stderr.hasPrefix("Passcode didn't match. Failed attempts: 5. Try again in "))
     let delayed = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(delayed.status == 75)
-    #expect(delayed.stderr.range(of: #"^Error: Too many failed attempts; try again in (1:00|0:5\d)\.\n$"#, options: .regularExpression) != nil)
+    #expect(
+      delayed.stderr.range(of: #"^Error: Too many failed attempts; try again in (1:00|0:5\d)\.\n$"#, options: .regularExpression) != nil)
     // Nothing was counted while the delay ran.
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":5,"))
   }
@@ -84,7 +91,9 @@ import Testing
     h.writeFile("attempts", "passlock-attempts 1\nfailures=9\nretry_after=0\nlast_wrong=\n")
     let tenth = h.passlock("verify", "--stdin", input: "9999\n")
     #expect(tenth.status == 1)
-    #expect(tenth.stderr == "Passcode didn't match. Failed attempts: 10. The passcode is now locked; run 'passlock reset' with your account password.\n")
+    #expect(
+      tenth.stderr
+        == "Passcode didn't match. Failed attempts: 10. The passcode is now locked; run 'passlock reset' with your account password.\n")
     let locked = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(locked.status == 77)
     #expect(locked.stderr == "Error: Too many failed attempts; the account password is required: run 'passlock reset'.\n")
@@ -151,14 +160,18 @@ import Testing
     chmod(h.stateDirectory + "/passcode", 0o644)
     let result = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(result.status == 1)
-    #expect(result.stderr == "Error: \(h.stateDirectory)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \(h.stateDirectory)/passcode'\n")
+    #expect(
+      result.stderr
+        == "Error: \(h.stateDirectory)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \(h.stateDirectory)/passcode'\n"
+    )
   }
 }
 
 @Suite struct ConfigEndToEndTests {
   @Test func mergesInLoadOrderAndNamesFileAndLineOnErrors() throws {
     let h = Harness()
-    let system = h.root + "/etc", user = h.root + "/config"
+    let system = h.root + "/etc"
+    let user = h.root + "/config"
     try FileManager.default.createDirectory(atPath: system + "/passlock.conf.d", withIntermediateDirectories: true)
     try FileManager.default.createDirectory(atPath: user + "/passlock", withIntermediateDirectories: true)
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system

@@ -66,9 +66,10 @@ final class ConsoleHolderTests {
   func lock() throws -> Int32 {
     var ready: [Int32] = [0, 0]
     pipe(&ready)
-    holder = try #require(Spawn.start(
-      [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"],
-      environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+    holder = try #require(
+      Spawn.start(
+        [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"],
+        environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     var byte: UInt8 = 0
     var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)

@@ -182,7 +182,9 @@ final class DaemonEndToEndTests {
       let lockVT = Int32(VirtualConsoleTests.activeConsole())
       #expect(lockVT != vt.number)
       let screen = VirtualConsoleTests.FreeConsole.readDevice("/dev/vcsu\(lockVT)")
-      let text = stride(from: 0, to: screen.count - 3, by: 4).map { Character(Unicode.Scalar(UInt32(screen[$0]) | UInt32(screen[$0 + 1]) << 8) ?? " ") }
+      let text = stride(from: 0, to: screen.count - 3, by: 4).map {
+        Character(Unicode.Scalar(UInt32(screen[$0]) | UInt32(screen[$0 + 1]) << 8) ?? " ")
+      }
       #expect(String(text).contains("Enter Passcode"), "\(logind.daemonLog)")
       logind.emitPrepareForSleep(false)
       usleep(200_000)
@@ -214,7 +216,8 @@ final class DaemonEndToEndTests {
   }
 
   @Test func aGraphicalSessionWithoutAVTIsReportedNotLocked() throws {
-    logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'TTY': '', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'TTY': '', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
     try logind.startDaemon()
     logind.lockSession()
     waitFor("reported") { logind.daemonLog.contains("cannot lock: a wayland session without a VT") }
@@ -228,11 +231,14 @@ final class DaemonEndToEndTests {
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
     // A Wayland session (swayidle's idlehint sets IdleHint); the pty stands in
     // for where its lock screen goes.
-    logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
     try logind.startDaemon()
     let idle = { (on: Bool, secondsAgo: Int) in
       let since = Int(Date().timeIntervalSince1970 * 1_000_000) - secondsAgo * 1_000_000
-      self.logind.python("session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)")
+      self.logind.python(
+        "session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)"
+      )
     }
     idle(true, 0)
     usleep(1_000_000)

@@ -4,7 +4,8 @@ import Testing
 /// The external authenticator beside the passcode, with a test PAM module
 /// standing in for pam_fprintd: it says "Place your finger on the reader",
 /// writes its pid, and returns what the test writes to its control file.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+@Suite(
+  .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
 final class ExternalAuthenticatorEndToEndTests {
   let h = Harness()
   var control: String { h.root + "/control" }
@@ -100,7 +101,9 @@ final class ExternalAuthenticatorEndToEndTests {
 
   /// /proc/PID/stat: the parent's pid, and whether it runs (a zombie does not).
   static func stat(_ pid: pid_t) -> [Substring]? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = text.lastIndex(of: ")") else { return nil }
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = text.lastIndex(of: ")") else {
+      return nil
+    }
     return text[text.index(after: end)...].split(separator: " ")
   }
   static func parent(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 1 ? pid_t($0[1]) : nil } }
@@ -155,7 +158,8 @@ final class ExternalAuthenticatorEndToEndTests {
 
 /// After the keypad flow of `passlock set`, the question the SwiftUI original
 /// asked about Face ID.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+@Suite(
+  .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
 struct UseExternalQuestionTests {
   @Test func setAsksAndRemembersTheAnswer() throws {
     let h = Harness()

@@ -6,7 +6,9 @@ import Testing
 /// python-dbusmock's polkit (told to allow), and pam_fprintd as the
 /// `passlock-external` service (DESIGN.md, "A real fingerprint stack").
 /// Root: fprintd keeps prints per user in its state directory, for root here.
-@Suite(.serialized, .enabled(if: FprintdBed.available, "needs root, fprintd, libpam-fprintd and python3-dbusmock (scripts/install-deps as root)"))
+@Suite(
+  .serialized, .enabled(if: FprintdBed.available, "needs root, fprintd, libpam-fprintd and python3-dbusmock (scripts/install-deps as root)")
+)
 final class FingerprintEndToEndTests {
   let h = Harness()
   let bed: FprintdBed
@@ -170,14 +172,18 @@ extension FingerprintEndToEndTests {
     try input.write(toFile: h.root + "/answers", atomically: true, encoding: .utf8)
     let answers = open(h.root + "/answers", O_RDONLY | O_CLOEXEC)
     let output = open(h.root + "/pamtester.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    defer { close(answers); close(output) }
+    defer {
+      close(answers)
+      close(output)
+    }
     var environment = h.environment
     environment["LD_PRELOAD"] = PAMModuleEndToEndTests.wrapperLibrary
     environment["PAM_WRAPPER"] = "1"
     environment["PAM_WRAPPER_SERVICE_DIR"] = services
-    let pid = try #require(Spawn.start(
-      ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "fp-stack", "root", "authenticate"], environment: environment,
-      descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
+    let pid = try #require(
+      Spawn.start(
+        ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "fp-stack", "root", "authenticate"], environment: environment,
+        descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
     var status: Int32?
     let deadline = Date().addingTimeInterval(20)
     while status == nil && Date() < deadline {
@@ -237,12 +243,15 @@ final class FprintdBed {
     let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
     pids["bus"] = try LogindMock.startSystemBus(at: h.root + "/fpbus")
     h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(h.root)/fpbus"
-    pids["polkit"] = try #require(Spawn.start(
-      ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"], environment: h.environment, descriptors: quiet))
+    pids["polkit"] = try #require(
+      Spawn.start(
+        ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "polkitd"], environment: h.environment, descriptors: quiet))
     // The polkit template denies everything until told otherwise.
     try LogindMock.waitUntil(seconds: 10) {
-      self.python("o = bus.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority')\n"
-        + "o.AllowUnknown(True, dbus_interface='org.freedesktop.DBus.Mock'); print('ok')").contains("ok")
+      self.python(
+        "o = bus.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority')\n"
+          + "o.AllowUnknown(True, dbus_interface='org.freedesktop.DBus.Mock'); print('ok')"
+      ).contains("ok")
     }
     try FileManager.default.createDirectory(atPath: h.root + "/fprintd", withIntermediateDirectories: true)
     try startFprintd()
@@ -256,8 +265,10 @@ final class FprintdBed {
     let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
     pids["fprintd"] = try #require(Spawn.start([Self.daemon, "--no-timeout"], environment: environment, descriptors: quiet))
     try LogindMock.waitUntil(seconds: 10) {
-      self.python("m = bus.get_object('net.reactivated.Fprint', '/net/reactivated/Fprint/Manager')\n"
-        + "print(len(m.GetDevices(dbus_interface='net.reactivated.Fprint.Manager')))").contains("1")
+      self.python(
+        "m = bus.get_object('net.reactivated.Fprint', '/net/reactivated/Fprint/Manager')\n"
+          + "print(len(m.GetDevices(dbus_interface='net.reactivated.Fprint.Manager')))"
+      ).contains("1")
     }
   }
 
@@ -284,10 +295,15 @@ final class FprintdBed {
   func send(_ command: String) {
     let deadline = Date().addingTimeInterval(10)
     while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
-    _ = h.run("/usr/bin/python3", ["-c", """
-      import socket, sys
-      s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); s.close()
-      """, socket, command], input: Data())
+    _ = h.run(
+      "/usr/bin/python3",
+      [
+        "-c",
+        """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); s.close()
+        """, socket, command,
+      ], input: Data())
   }
 
   /// A scan as pam_fprintd's verification expects it: a scan queued before
@@ -299,9 +315,10 @@ final class FprintdBed {
 
   /// Enrolls finger-A as root's right index finger (five swipes).
   func enroll() throws {
-    let enrolling = try #require(Spawn.start(
-      ["/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
-      descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+    let enrolling = try #require(
+      Spawn.start(
+        ["/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
+        descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
     for _ in 1...5 {
       usleep(300_000)
       send("SCAN finger-A")

@@ -50,7 +50,9 @@ final class Harness: @unchecked Sendable {  // used from one test at a time
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     process.environment = environment
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    let stdin = Pipe()
+    let stdout = Pipe()
+    let stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr

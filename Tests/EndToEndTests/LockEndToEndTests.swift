@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `passlock lock` on a real pty inside tmux.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+@Suite(
+  .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
 struct LockEndToEndTests {
   static func locked(passcode: String = "2580") -> (Harness, Tmux) {
     let h = Harness()
@@ -139,7 +140,8 @@ struct SplitMix {
 
 /// The account password from the lock screen, through the `passlock` PAM
 /// service (pam_matrix) run by the gatekeeper.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+@Suite(
+  .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
 struct AccountPasswordEndToEndTests {
   @Test func tabOpensThePasswordFieldAndItUnlocks() {
     let h = Harness()

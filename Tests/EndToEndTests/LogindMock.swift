@@ -33,13 +33,15 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
     h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     try FileManager.default.createDirectory(atPath: h.root + "/run", withIntermediateDirectories: true)
-    mockPID = try #require(Spawn.start(
-      ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"], environment: h.environment,
-      descriptors: [(parent: Self.devNull, child: Int32(1)), (parent: Self.devNull, child: Int32(2))]))
+    mockPID = try #require(
+      Spawn.start(
+        ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"], environment: h.environment,
+        descriptors: [(parent: Self.devNull, child: Int32(1)), (parent: Self.devNull, child: Int32(2))]))
     try Self.waitUntil(seconds: 10) { self.python("print(m.ListSessions(dbus_interface=MANAGER) is not None)").contains("True") }
 
     _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
-    _ = python("""
+    _ = python(
+      """
       m.AddSession('\(session)', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', True, dbus_interface=MOCK)
       session('\(session)').UpdateProperties(SESSION, {'TTY': '\(tty)', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)
       """)
@@ -67,9 +69,10 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
       <allow receive_sender="*"/></policy></busconfig>
       """
     try config.write(toFile: socket + ".conf", atomically: true, encoding: .utf8)
-    let pid = try #require(Spawn.start(
-      ["/usr/bin/dbus-daemon", "--config-file=\(socket).conf", "--nofork", "--nopidfile"],
-      environment: ["PATH": "/usr/bin:/bin"], descriptors: [(parent: devNull, child: Int32(1)), (parent: devNull, child: Int32(2))]))
+    let pid = try #require(
+      Spawn.start(
+        ["/usr/bin/dbus-daemon", "--config-file=\(socket).conf", "--nofork", "--nopidfile"],
+        environment: ["PATH": "/usr/bin:/bin"], descriptors: [(parent: devNull, child: Int32(1)), (parent: devNull, child: Int32(2))]))
     try waitUntil { FileManager.default.fileExists(atPath: socket) }
     return pid
   }
@@ -101,11 +104,13 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   func restartMock() {
     kill(mockPID, SIGKILL)
     _ = Spawn.wait(mockPID, seconds: 2)
-    mockPID = Spawn.start(
-      ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"], environment: h.environment,
-      descriptors: [(parent: Self.devNull, child: Int32(1)), (parent: Self.devNull, child: Int32(2))]) ?? 0
+    mockPID =
+      Spawn.start(
+        ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"], environment: h.environment,
+        descriptors: [(parent: Self.devNull, child: Int32(1)), (parent: Self.devNull, child: Int32(2))]) ?? 0
     try? Self.waitUntil(seconds: 10) { self.python("print(m.ListSessions(dbus_interface=MANAGER) is not None)").contains("True") }
-    python("""
+    python(
+      """
       m.AddSession('\(session)', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', True, dbus_interface=MOCK)
       session('\(session)').UpdateProperties(SESSION, {'TTY': '\(tty)', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)
       """)
@@ -131,7 +136,8 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   }()
 
   func inhibitors() -> [String] {
-    guard let reply = try? bus.call("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListInhibitors"),
+    guard
+      let reply = try? bus.call("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListInhibitors"),
       (try? reply.enter("a", "(ssssuu)")) == true
     else { return [] }
     var who: [String] = []
@@ -146,7 +152,9 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   }
 
   var lockedHint: Bool {
-    (try? bus.property("org.freedesktop.login1", "/org/freedesktop/login1/session/\(session)", "org.freedesktop.login1.Session", "LockedHint").bool()) ?? false
+    (try? bus.property(
+      "org.freedesktop.login1", "/org/freedesktop/login1/session/\(session)", "org.freedesktop.login1.Session", "LockedHint"
+    ).bool()) ?? false
   }
 
   // MARK: The daemon and the pty
@@ -155,7 +163,8 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
     let log = open(h.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
     defer { close(log) }
     let before = daemonLog.components(separatedBy: "passlockd ready").count
-    daemonPID = try #require(Spawn.start([Harness.binDirectory + "/passlockd"], environment: h.environment, descriptors: [(parent: log, child: Int32(2))]))
+    daemonPID = try #require(
+      Spawn.start([Harness.binDirectory + "/passlockd"], environment: h.environment, descriptors: [(parent: log, child: Int32(2))]))
     // READY=1's moment: the bus, the sessions and the inhibitor are in place.
     try Self.waitUntil(seconds: 10) { self.daemonLog.components(separatedBy: "passlockd ready").count > before }
   }

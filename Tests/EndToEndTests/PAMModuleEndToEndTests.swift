@@ -3,7 +3,10 @@ import Testing
 
 /// pam_passlock.so under C hosts: pamtester through pam_wrapper (PAM_WRAPPER=1,
 /// a timeout on every run) and pam-cycles, with pam_matrix as the next module.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pamtester"), "needs pamtester and pam_wrapper (scripts/install-deps)"))
+@Suite(
+  .serialized,
+  .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pamtester"), "needs pamtester and pam_wrapper (scripts/install-deps)")
+)
 final class PAMModuleEndToEndTests {
   static let wrapperLibrary = "/usr/lib/x86_64-linux-gnu/libpam_wrapper.so"
   static let moduleDirectory = "/usr/lib/x86_64-linux-gnu/pam_wrapper"
@@ -129,10 +132,11 @@ final class PAMModuleEndToEndTests {
   @Test func theModuleExportsOnlyThePAMEntryPoints() {
     let symbols = h.run("/usr/bin/nm", ["-D", "--defined-only", module], input: Data()).stdout
     let global = symbols.split(separator: "\n").filter { $0.split(separator: " ").count == 3 && $0.split(separator: " ")[1] == "T" }
-    #expect(global.map { String($0.split(separator: " ")[2]) }.sorted() == [
-      "pam_sm_acct_mgmt", "pam_sm_authenticate", "pam_sm_chauthtok", "pam_sm_close_session", "pam_sm_open_session",
-      "pam_sm_setcred",
-    ])
+    #expect(
+      global.map { String($0.split(separator: " ")[2]) }.sorted() == [
+        "pam_sm_acct_mgmt", "pam_sm_authenticate", "pam_sm_chauthtok", "pam_sm_close_session", "pam_sm_open_session",
+        "pam_sm_setcred",
+      ])
     let libraries = h.run("/usr/bin/ldd", [module], input: Data()).stdout
     #expect(!libraries.contains("libswiftCore"), "the Swift runtime is linked in statically")
     #expect(!libraries.contains("Foundation"))

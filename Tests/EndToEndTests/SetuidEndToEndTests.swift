@@ -18,7 +18,8 @@ final class SetuidEndToEndTests {
     uid = entry.pointee.pw_uid
     gid = entry.pointee.pw_gid
     let bin = Harness.binDirectory
-    try Self.sh("""
+    try Self.sh(
+      """
       set -e
       mkdir -p \(prefix)/bin \(prefix)/etc/passlock \(prefix)/pam.d
       chmod 755 \(prefix)
@@ -51,7 +52,10 @@ final class SetuidEndToEndTests {
     return out
   }
 
-  struct ShellError: Error { var script: String; var output: String }
+  struct ShellError: Error {
+    var script: String
+    var output: String
+  }
 
   /// Runs a command as the test user, with an environment that tries to move
   /// the store, lower the hash cost and swap the PAM directory.
@@ -60,9 +64,11 @@ final class SetuidEndToEndTests {
     h.environment = [:]
     return h.run(
       "/usr/bin/setpriv",
-      ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+      [
+        "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
         "HOME=/tmp", "PASSLOCK_STATE_DIR=\(prefix)/evil", "PASSLOCK_HASH_COST=1",
-        "PASSLOCK_PAM_CONFIG_DIR=\(prefix)/evil-pam"] + arguments,
+        "PASSLOCK_PAM_CONFIG_DIR=\(prefix)/evil-pam",
+      ] + arguments,
       input: Data(input.utf8))
   }
 
@@ -72,11 +78,12 @@ final class SetuidEndToEndTests {
 
   @Test func theStoreIsRootsAndTheAccountPasswordGuardsIt() throws {
     let status = passlock("status", "--json")
-    #expect(status.stdout == """
-      {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-      "store":"system","store_directory":"\(storeDirectory)","user":"\(user)","daemon":null}
+    #expect(
+      status.stdout == """
+        {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
+        "store":"system","store_directory":"\(storeDirectory)","user":"\(user)","daemon":null}
 
-      """, "\(status.stderr)")
+        """, "\(status.stderr)")
 
     let badPassword = passlock("set", "--stdin", input: "2580\n2580\nnotit\n")
     #expect(badPassword.status == 1)
@@ -154,9 +161,13 @@ final class SetuidEndToEndTests {
       try logind.activate(session: "7", uid: uid, vt: vt.number)
       var holder: pid_t = 0
       defer { if holder > 0 { kill(holder, SIGKILL) } }
-      holder = try #require(Spawn.start(
-        ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt", String(vt.number)],
-        environment: ["PATH": "/usr/bin:/bin"]))
+      holder = try #require(
+        Spawn.start(
+          [
+            "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
+            String(vt.number),
+          ],
+          environment: ["PATH": "/usr/bin:/bin"]))
       var overlay: pid_t?
       let deadline = Date().addingTimeInterval(10)
       while overlay == nil && Date() < deadline {
@@ -240,7 +251,8 @@ final class SetuidEndToEndTests {
   @Test(.enabled(if: FprintdBed.available, "needs fprintd, libpam-fprintd and python3-dbusmock"))
   func theSetuidGatekeeperRunsTheRealFingerprintReader() throws {
     #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
-    try Self.sh("""
+    try Self.sh(
+      """
       set -e
       printf 'auth required pam_fprintd.so max-tries=1 timeout=10\\naccount required pam_permit.so\\n' > \(prefix)/pam.d/passlock-external
       mkdir -p \(prefix)/fp/config/passlock
@@ -254,7 +266,9 @@ final class SetuidEndToEndTests {
       "/usr/bin/unshare", ["--mount", "--", "/usr/bin/python3", fixture, user, String(uid), String(gid), prefix, prefix + "/fp"],
       input: Data())
     let seen = Dictionary(
-      run.stdout.split(separator: "\n").compactMap { line in line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) } },
+      run.stdout.split(separator: "\n").compactMap { line in
+        line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+      },
       uniquingKeysWith: { $1 })
     let story = "\(run.stdout)\(run.stderr)"
     #expect(seen["enrolled"] == "True", "\(story)")
@@ -271,6 +285,9 @@ final class SetuidEndToEndTests {
     try Self.sh("chown \(uid) \(prefix)/etc/passlock/passlock.conf")
     let status = passlock("status")
     #expect(status.status == 1)
-    #expect(status.stderr == "Error: refusing \(prefix)/etc/passlock/passlock.conf: it must be owned by root and writable only by root ('chown root \(prefix)/etc/passlock/passlock.conf; chmod go-w \(prefix)/etc/passlock/passlock.conf')\n")
+    #expect(
+      status.stderr
+        == "Error: refusing \(prefix)/etc/passlock/passlock.conf: it must be owned by root and writable only by root ('chown root \(prefix)/etc/passlock/passlock.conf; chmod go-w \(prefix)/etc/passlock/passlock.conf')\n"
+    )
   }
 }

@@ -6,6 +6,8 @@ import Testing
 /// and the active console is never switched.
 @Suite(.serialized, .enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
 struct VirtualConsoleTests {
+  // The kernel's names (linux/vt.h), to be found beside it.
+  // swift-format-ignore: AlwaysUseLowerCamelCase
   static let VT_OPENQRY: UInt = 0x5600, VT_GETSTATE: UInt = 0x5603, VT_DISALLOCATE: UInt = 0x5608
 
   /// A free VT, opened; released (VT_DISALLOCATE) by `release()`.
@@ -97,9 +99,10 @@ struct VirtualConsoleTests {
     pipe(&ready)
     var environment = h.environment
     environment["TERM"] = "linux"
-    let pid = try #require(Spawn.start(
-      [Harness.binDirectory + "/passlock", "lock", "--tty", "/dev/tty\(vt.number)", "--ready-fd", "3"],
-      environment: environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+    let pid = try #require(
+      Spawn.start(
+        [Harness.binDirectory + "/passlock", "lock", "--tty", "/dev/tty\(vt.number)", "--ready-fd", "3"],
+        environment: environment, descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     var byte: UInt8 = 0
     var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
@@ -126,7 +129,10 @@ struct VirtualConsoleTests {
     #expect(String(String.UnicodeScalarView(vt.text)).contains("•  5  ○  ○"), "a typed digit shows briefly, then •")
     vt.type("80")
     let status = Spawn.wait(pid, seconds: 5)
-    if status == nil { kill(pid, SIGKILL); _ = Spawn.wait(pid, seconds: 1) }
+    if status == nil {
+      kill(pid, SIGKILL)
+      _ = Spawn.wait(pid, seconds: 1)
+    }
     #expect(status == 0, "the right passcode unlocks")
   }
 }

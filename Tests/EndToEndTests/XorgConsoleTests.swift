@@ -46,9 +46,10 @@ final class XorgConsoleTests {
     var ready: [Int32] = [0, 0]
     pipe(&ready)
     let started = Date()
-    let pid = try #require(Spawn.start(
-      [Harness.binDirectory + "/passlock-vt", "--vt", String(x.vt), "--ready-fd", "3"],
-      environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+    let pid = try #require(
+      Spawn.start(
+        [Harness.binDirectory + "/passlock-vt", "--vt", String(x.vt), "--ready-fd", "3"],
+        environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     var byte: UInt8 = 0
     var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
@@ -106,7 +107,8 @@ final class XorgConsoleTests {
     let logind = try LogindMock(h)
     defer { logind.stopDaemon() }
     logind.python(
-      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'x11', 'TTY': '', 'VTNr': dbus.UInt32(\(x.vt))}, dbus_interface=MOCK)")
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'x11', 'TTY': '', 'VTNr': dbus.UInt32(\(x.vt))}, dbus_interface=MOCK)"
+    )
     try logind.startDaemon()
     waitFor("the inhibitor") { logind.inhibitors() == ["passlock"] }
     logind.emitPrepareForSleep(true)
@@ -147,10 +149,11 @@ final class XorgServer {
     while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
     display = ":\(number)"
     let config = Self.configFile
-    pid = try #require(Spawn.start(
-      [Self.binary, display, "vt\(vt)", "-config", config, "-noreset", "-nolisten", "tcp", "-logfile", h.root + "/xorg.log"],
-      environment: ["PATH": "/usr/bin:/bin"],
-      descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+    pid = try #require(
+      Spawn.start(
+        [Self.binary, display, "vt\(vt)", "-config", config, "-noreset", "-nolisten", "tcp", "-logfile", h.root + "/xorg.log"],
+        environment: ["PATH": "/usr/bin:/bin"],
+        descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
     let deadline = Date().addingTimeInterval(10)
     while !(answers() && VirtualConsoleTests.activeConsole() == vt) {
       guard Date() < deadline else {

@@ -42,16 +42,17 @@ import Testing
     let record = AttemptRecord(
       failures: 7, retryAfter: 1_764_000_000, lastWrongHash: "$y$j9T$salt$hash", lastSuccess: 1_763_990_000,
       lastSuccessBoot: "0d3c1a4e-5b6f", externalFailures: 2)
-    #expect(record.serialized() == """
-      passlock-attempts 2
-      failures=7
-      retry_after=1764000000
-      last_wrong=$y$j9T$salt$hash
-      last_success=1763990000
-      last_success_boot=0d3c1a4e-5b6f
-      external_failures=2
+    #expect(
+      record.serialized() == """
+        passlock-attempts 2
+        failures=7
+        retry_after=1764000000
+        last_wrong=$y$j9T$salt$hash
+        last_success=1763990000
+        last_success_boot=0d3c1a4e-5b6f
+        external_failures=2
 
-      """)
+        """)
     #expect(try AttemptRecord.parse(record.serialized()) == record)
     // Version 1 files, from before the external authenticator, still read.
     #expect(
@@ -63,8 +64,14 @@ import Testing
     ("", "the file is truncated"),
     ("passlock-attempts 1\nfailures=3\nretry_after=0\nlast_wrong=", "the file is truncated"),
     ("garbage\n", "the first line is not 'passlock-attempts 2'"),
-    ("passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=../x\nexternal_failures=0\n", "last_success_boot is not a boot id"),
-    ("passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=\nexternal_failures=-2\n", "external_failures is not a count"),
+    (
+      "passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=../x\nexternal_failures=0\n",
+      "last_success_boot is not a boot id"
+    ),
+    (
+      "passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=\nexternal_failures=-2\n",
+      "external_failures is not a count"
+    ),
     ("passlock-attempts 1\nfailures=3\n", "expected 4 lines"),
     ("passlock-attempts 1\nfailures=-1\nretry_after=0\nlast_wrong=\n", "failures is not a count"),
     ("passlock-attempts 1\nfailures=x\nretry_after=0\nlast_wrong=\n", "failures is not a count"),

@@ -24,18 +24,20 @@ import Testing
       passcodeSet: true, length: 6, failedAttempts: 5, retryAfterSeconds: 59, accountPasswordRequired: false,
       store: .user, directory: "/home/a \"b\"/.local/state/passlock", user: "alice")
     #expect(StoreStatus(fields: status.fields) == status)
-    #expect(status.json() == """
-      {"passcode_set":true,"length":6,"failed_attempts":5,"retry_after_seconds":59,"account_password_required":false,\
-      "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice",\
-      "daemon":null}
-      """)
-    #expect(status.text() == """
-      Passcode: set (6 digits)
-      Failed attempts: 5
-      Next try allowed in: 0:59
-      Store: user (not setuid; development mode) /home/a "b"/.local/state/passlock
+    #expect(
+      status.json() == """
+        {"passcode_set":true,"length":6,"failed_attempts":5,"retry_after_seconds":59,"account_password_required":false,\
+        "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice",\
+        "daemon":null}
+        """)
+    #expect(
+      status.text() == """
+        Passcode: set (6 digits)
+        Failed attempts: 5
+        Next try allowed in: 0:59
+        Store: user (not setuid; development mode) /home/a "b"/.local/state/passlock
 
-      """)
+        """)
   }
 
   @Test(arguments: [(0, "0:00"), (59, "0:59"), (299, "4:59"), (3600, "1:00:00"), (3661, "1:01:01")] as [(Int64, String)])

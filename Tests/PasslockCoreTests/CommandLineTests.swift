@@ -15,8 +15,10 @@ import Testing
     (["remove", "--forgot", "--stdin"], .remove(stdin: true, forgot: true)),
     (["lock"], .lock(tty: nil, readyFD: nil, record: nil, session: false)),
     (["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"], .lock(tty: "/dev/pts/3", readyFD: 5, record: nil, session: false)),
-    (["lock", "--tty", "/dev/pts/3", "--record", "/run/user/1000/passlock/locked/3"],
-     .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", session: false)),
+    (
+      ["lock", "--tty", "/dev/pts/3", "--record", "/run/user/1000/passlock/locked/3"],
+      .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", session: false)
+    ),
     (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, session: true)),
     (["lock", "--check"], .lockCheck),
     (["config"], .config),
@@ -34,11 +36,26 @@ import Testing
   static let usageErrors: [([String], String)] = [
     (["lock-it"], "Error: Unknown subcommand 'lock-it'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
     (["--verbose"], "Error: Unknown option '--verbose'\nUsage: passlock <subcommand>\n  See 'passlock --help' for more information.\n"),
-    (["status", "--stdin"], "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"),
-    (["verify", "1234"], "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"),
-    (["lock", "--check", "--session"], "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
-    (["lock", "--tty"], "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
-    (["lock", "--ready-fd", "1"], "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"),
+    (
+      ["status", "--stdin"],
+      "Error: Unknown option '--stdin'\nUsage: passlock status [--json]\n  See 'passlock status --help' for more information.\n"
+    ),
+    (
+      ["verify", "1234"],
+      "Error: Unexpected argument '1234'\nUsage: passlock verify [--stdin]\n  See 'passlock verify --help' for more information.\n"
+    ),
+    (
+      ["lock", "--check", "--session"],
+      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"
+    ),
+    (
+      ["lock", "--tty"],
+      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"
+    ),
+    (
+      ["lock", "--ready-fd", "1"],
+      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--check]\n  See 'passlock lock --help' for more information.\n"
+    ),
   ]
 
   @Test(arguments: usageErrors)
@@ -52,41 +69,43 @@ import Testing
   }
 
   @Test func topLevelHelp() {
-    #expect(CLI.help(nil) == """
-      OVERVIEW: Lock your session with a short passcode.
+    #expect(
+      CLI.help(nil) == """
+        OVERVIEW: Lock your session with a short passcode.
 
-      USAGE: passlock <subcommand>
+        USAGE: passlock <subcommand>
 
-      OPTIONS:
-        --version               Show the version.
-        -h, --help              Show help information.
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
 
-      SUBCOMMANDS:
-        lock                    Lock this terminal until the passcode is entered.
-        set                     Choose a passcode of 4 to 16 digits.
-        change                  Change the passcode.
-        remove                  Remove the passcode.
-        verify                  Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out).
-        status                  Show the passcode, failed attempts, delays and where the store is.
-        reset                   Clear failed attempts after a lockout, with the account password.
-        config                  Print the merged configuration; exit 1 on any error.
+        SUBCOMMANDS:
+          lock                    Lock this terminal until the passcode is entered.
+          set                     Choose a passcode of 4 to 16 digits.
+          change                  Change the passcode.
+          remove                  Remove the passcode.
+          verify                  Check a passcode (exit 0 match, 1 mismatch, 75 wait, 77 locked out).
+          status                  Show the passcode, failed attempts, delays and where the store is.
+          reset                   Clear failed attempts after a lockout, with the account password.
+          config                  Print the merged configuration; exit 1 on any error.
 
-        See 'passlock help <subcommand>' for detailed help.
+          See 'passlock help <subcommand>' for detailed help.
 
-      """)
+        """)
   }
 
   @Test func subcommandHelp() {
-    #expect(CLI.help(.set) == """
-      OVERVIEW: Choose a passcode of 4 to 16 digits.
+    #expect(
+      CLI.help(.set) == """
+        OVERVIEW: Choose a passcode of 4 to 16 digits.
 
-      USAGE: passlock set [--allow-simple] [--stdin]
+        USAGE: passlock set [--allow-simple] [--stdin]
 
-      OPTIONS:
-        --allow-simple          Accept an easy passcode (1111, 1234, 9876…).
-        --stdin                 Read the new passcode and its confirmation from standard input.
-        -h, --help              Show help information.
+        OPTIONS:
+          --allow-simple          Accept an easy passcode (1111, 1234, 9876…).
+          --stdin                 Read the new passcode and its confirmation from standard input.
+          -h, --help              Show help information.
 
-      """)
+        """)
   }
 }

@@ -10,42 +10,43 @@ import Testing
     #expect(config["Store.SystemDirectory"] == "/srv/b")
     try config.merge("[Appearance]\nRevealLastDigit=off\nLanguage=ja\n", file: "user.conf")
     #expect(!config.bool("Appearance.RevealLastDigit"))
-    #expect(config.rendered() == """
-      [Store]
-      SystemDirectory=/srv/b
+    #expect(
+      config.rendered() == """
+        [Store]
+        SystemDirectory=/srv/b
 
-      [Authentication]
-      PAMConfigDirectory=
+        [Authentication]
+        PAMConfigDirectory=
 
-      [Appearance]
-      Language=ja
-      RevealLastDigit=no
-      Title=
-      FilledGlyph=
-      EmptyGlyph=
-      TitleColor=default
-      DotColor=cyan
-      ErrorColor=red
-      KeyColor=default
-      StatusColor=default
+        [Appearance]
+        Language=ja
+        RevealLastDigit=no
+        Title=
+        FilledGlyph=
+        EmptyGlyph=
+        TitleColor=default
+        DotColor=cyan
+        ErrorColor=red
+        KeyColor=default
+        StatusColor=default
 
-      [External]
-      Enabled=no
-      Kind=fingerprint
-      AutoStart=yes
-      ArmDelaySec=2
+        [External]
+        Enabled=no
+        Kind=fingerprint
+        AutoStart=yes
+        ArmDelaySec=2
 
-      [Lock]
-      OnStart=no
-      UnlockOnLogindUnlock=no
+        [Lock]
+        OnStart=no
+        UnlockOnLogindUnlock=no
 
-      [Idle]
-      LockAfterSec=0
+        [Idle]
+        LockAfterSec=0
 
-      [Console]
-      Mode=auto
+        [Console]
+        Mode=auto
 
-      """)
+        """)
   }
 
   static let errors: [(String, String)] = [
@@ -58,7 +59,10 @@ import Testing
     ("[Appearance]\nRevealLastDigit=maybe\n", "f.conf:2: RevealLastDigit=maybe: expected yes or no"),
     ("[Appearance]\nLanguage=fr\n", "f.conf:2: Language=fr: expected one of: auto, en, ja"),
     ("[Appearance]\nFilledGlyph=**\n", "f.conf:2: FilledGlyph=**: expected one character one column wide"),
-    ("[Appearance]\nDotColor=teal\n", "f.conf:2: DotColor=teal: expected one of: default, black, red, green, yellow, blue, magenta, cyan, white, bright-black, bright-red, bright-green, bright-yellow, bright-blue, bright-magenta, bright-cyan, bright-white"),
+    (
+      "[Appearance]\nDotColor=teal\n",
+      "f.conf:2: DotColor=teal: expected one of: default, black, red, green, yellow, blue, magenta, cyan, white, bright-black, bright-red, bright-green, bright-yellow, bright-blue, bright-magenta, bright-cyan, bright-white"
+    ),
   ]
 
   @Test(arguments: errors)

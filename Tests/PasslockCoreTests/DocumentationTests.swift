@@ -29,7 +29,10 @@ struct DocumentationTests {
     for key in Config.schema {
       #expect(page.contains("*\(key.key)=*"), "\(key.name) missing")
     }
-    #expect(page.contains("## [Idle]\n\n*LockAfterSec=*\n\n\tLock a TTY session after this many seconds without input (0: never). Accepted: a whole number from 0 to 86400. Default: 0.\n"))
+    #expect(
+      page.contains(
+        "## [Idle]\n\n*LockAfterSec=*\n\n\tLock a TTY session after this many seconds without input (0: never). Accepted: a whole number from 0 to 86400. Default: 0.\n"
+      ))
   }
 
   @Test func everyOptionIsInTheManual() {

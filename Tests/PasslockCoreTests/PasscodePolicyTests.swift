@@ -36,14 +36,15 @@ import Testing
 
   @Test func everyRefusalSaysWhy() {
     let all: [PasscodePolicy.Violation] = [.notDigits, .tooShort, .tooLong, .singleDigitRepeated, .ascendingRun, .descendingRun]
-    #expect(all.map(\.description) == [
-      "a passcode may contain only the digits 0-9",
-      "a passcode needs at least 4 digits",
-      "a passcode may have at most 16 digits",
-      "a passcode of one repeated digit is easy to guess",
-      "a run of ascending digits is easy to guess",
-      "a run of descending digits is easy to guess",
-    ])
+    #expect(
+      all.map(\.description) == [
+        "a passcode may contain only the digits 0-9",
+        "a passcode needs at least 4 digits",
+        "a passcode may have at most 16 digits",
+        "a passcode of one repeated digit is easy to guess",
+        "a run of ascending digits is easy to guess",
+        "a run of descending digits is easy to guess",
+      ])
     #expect(all.filter(\.isSimplicity) == [.singleDigitRepeated, .ascendingRun, .descendingRun])
   }
 }

@@ -40,29 +40,29 @@ extension RendererSnapshotTests {
       R.frame(R.unlock()) == """
 
 
-                                             Enter Passcode
-                                     Enter your passcode to unlock
+                                         Enter Passcode
+                                 Enter your passcode to unlock
 
-                                            ○  ○  ○  ○  ○  ○
+                                        ○  ○  ○  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                                   09:41  alice@studio  Tab: password
-            """
+
+
+                               09:41  alice@studio  Tab: password
+        """
     )
   }
 
@@ -72,29 +72,29 @@ extension RendererSnapshotTests {
       R.frame(R.typed([2, 5, 8], into: R.unlock()), now: 600) == """
 
 
-                                             Enter Passcode
-                                     Enter your passcode to unlock
+                                         Enter Passcode
+                                 Enter your passcode to unlock
 
-                                            ●  ●  ●  ○  ○  ○
+                                        ●  ●  ●  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                                   09:41  alice@studio  Tab: password
-            """
+
+
+                               09:41  alice@studio  Tab: password
+        """
     )
   }
 
@@ -104,29 +104,29 @@ extension RendererSnapshotTests {
       R.frame(R.typed([2, 5, 8], into: R.unlock()), now: 100) == """
 
 
-                                             Enter Passcode
-                                     Enter your passcode to unlock
+                                         Enter Passcode
+                                 Enter your passcode to unlock
 
-                                            ●  ●  8  ○  ○  ○
+                                        ●  ●  8  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                                   09:41  alice@studio  Tab: password
-            """
+
+
+                               09:41  alice@studio  Tab: password
+        """
     )
   }
 
@@ -136,29 +136,29 @@ extension RendererSnapshotTests {
       R.frame(Self.wrong(), now: 10) == """
 
 
-                                             Enter Passcode
-                                         Passcode didn't match
+                                         Enter Passcode
+                                     Passcode didn't match
 
-                                               ●  ●  ●  ●  ●  ●
+                                           ●  ●  ●  ●  ●  ●
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                          09:41  alice@studio  1 failed attempt  Tab: password
-            """
+
+
+                      09:41  alice@studio  1 failed attempt  Tab: password
+        """
     )
   }
 
@@ -168,29 +168,29 @@ extension RendererSnapshotTests {
       R.frame(Self.wrong(), now: 400) == """
 
 
-                                             Enter Passcode
-                                         Passcode didn't match
+                                         Enter Passcode
+                                     Passcode didn't match
 
-                                            ○  ○  ○  ○  ○  ○
+                                        ○  ○  ○  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                          09:41  alice@studio  1 failed attempt  Tab: password
-            """
+
+
+                      09:41  alice@studio  1 failed attempt  Tab: password
+        """
     )
   }
 
@@ -200,29 +200,29 @@ extension RendererSnapshotTests {
       R.frame(LockScreen(flow: .unlock, length: 6, failedAttempts: 6, retryAfterSeconds: 299, now: 0)) == """
 
 
-                                             Enter Passcode
-                                        Too many failed attempts
+                                         Enter Passcode
+                                    Too many failed attempts
 
-                                            ○  ○  ○  ○  ○  ○
+                                        ○  ○  ○  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                09:41  alice@studio  6 failed attempts  Try again in 4:59  Tab: password
-            """
+
+
+            09:41  alice@studio  6 failed attempts  Try again in 4:59  Tab: password
+        """
     )
   }
 
@@ -238,12 +238,10 @@ extension RendererSnapshotTests {
 
 
 
-                                            Account Password
-                          Too many attempts: the account password is required
+                                        Account Password
+                      Too many attempts: the account password is required
 
-                                        ________________________
-
-
+                                    ________________________
 
 
 
@@ -253,15 +251,18 @@ extension RendererSnapshotTests {
 
 
 
-                                09:41  alice@studio  10 failed attempts
-            """
+
+
+                            09:41  alice@studio  10 failed attempts
+        """
     )
   }
 
   /// The account password field (Tab): PAM's prompt, one mask per character, PAM's message.
   @Test func accountPasswordField() {
     #expect(
-      R.frame(Self.typingPassword(), context: .init(clock: "09:41", userAtHost: "alice@studio", pamMessage: "2 failures since last login")) == """
+      R.frame(Self.typingPassword(), context: .init(clock: "09:41", userAtHost: "alice@studio", pamMessage: "2 failures since last login"))
+        == """
 
 
 
@@ -270,14 +271,12 @@ extension RendererSnapshotTests {
 
 
 
-                                            Account Password
-                                 Type the password of alice, then Enter
+                                        Account Password
+                             Type the password of alice, then Enter
 
-                                   Password: ●●●●●●__________________
+                               Password: ●●●●●●__________________
 
-                                      2 failures since last login
-
-
+                                  2 failures since last login
 
 
 
@@ -285,40 +284,45 @@ extension RendererSnapshotTests {
 
 
 
-                                   09:41  alice@studio  Esc: passcode
-            """
+
+
+                               09:41  alice@studio  Esc: passcode
+        """
     )
   }
 
   /// The external authenticator's key and a PAM module's message.
   @Test func externalKeyShownWithItsMessage() {
     #expect(
-      R.frame(R.unlock(), context: .init(clock: "09:41", userAtHost: "alice@studio", externalKey: "Touch", pamMessage: "Place your finger on the reader")) == """
+      R.frame(
+        R.unlock(),
+        context: .init(clock: "09:41", userAtHost: "alice@studio", externalKey: "Touch", pamMessage: "Place your finger on the reader"))
+          == """
 
 
-                                             Enter Passcode
-                                     Enter your passcode to unlock
+                                           Enter Passcode
+                                   Enter your passcode to unlock
 
-                                            ○  ○  ○  ○  ○  ○
+                                          ○  ○  ○  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │Touch│  │  0  │  │  ⌫  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
+                                     ╭─────╮  ╭─────╮  ╭─────╮
+                                     │  1  │  │  2  │  │  3  │
+                                     ╰─────╯  ╰─────╯  ╰─────╯
+                                     ╭─────╮  ╭─────╮  ╭─────╮
+                                     │  4  │  │  5  │  │  6  │
+                                     ╰─────╯  ╰─────╯  ╰─────╯
+                                     ╭─────╮  ╭─────╮  ╭─────╮
+                                     │  7  │  │  8  │  │  9  │
+                                     ╰─────╯  ╰─────╯  ╰─────╯
+                                     ╭─────╮  ╭─────╮  ╭─────╮
+                                     │Touch│  │  0  │  │  ⌫  │
+                                     ╰─────╯  ╰─────╯  ╰─────╯
 
-                                    Place your finger on the reader
+                                  Place your finger on the reader
 
 
-                                   09:41  alice@studio  Tab: password
-            """
+                                 09:41  alice@studio  Tab: password
+          """
     )
   }
 
@@ -326,19 +330,19 @@ extension RendererSnapshotTests {
   @Test func compactAt40x12() {
     #expect(
       R.frame(R.typed([2, 5], into: R.unlock(length: 4)), now: 600, width: 40, height: 12) == """
-                         Enter Passcode
-                 Enter your passcode to unlock
+                     Enter Passcode
+             Enter your passcode to unlock
 
-                           ●  ●  ○  ○
+                       ●  ●  ○  ○
 
-                         1     2     3
-                         4     5     6
-                         7     8     9
-                               0     ⌫
+                     1     2     3
+                     4     5     6
+                     7     8     9
+                           0     ⌫
 
 
-               09:41  alice@studio  Tab: password
-            """
+           09:41  alice@studio  Tab: password
+        """
     )
   }
 
@@ -347,12 +351,12 @@ extension RendererSnapshotTests {
     #expect(
       R.frame(R.typed([2, 5], into: R.unlock(length: 4)), now: 600, width: 24, height: 6) == """
 
-                 Enter Passcode
+             Enter Passcode
 
-                   ●  ●  ○  ○
+               ●  ●  ○  ○
 
-              09:41  Tab: password
-            """
+          09:41  Tab: password
+        """
     )
   }
 
@@ -362,29 +366,29 @@ extension RendererSnapshotTests {
       R.frame(R.typed([2, 5], into: R.unlock(length: 4)), renderer: Self.console, now: 600) == """
 
 
-                                             Enter Passcode
-                                     Enter your passcode to unlock
+                                         Enter Passcode
+                                 Enter your passcode to unlock
 
-                                               •  •  ○  ○
+                                           •  •  ○  ○
 
-                                       ┌─────┐  ┌─────┐  ┌─────┐
-                                       │  1  │  │  2  │  │  3  │
-                                       └─────┘  └─────┘  └─────┘
-                                       ┌─────┐  ┌─────┐  ┌─────┐
-                                       │  4  │  │  5  │  │  6  │
-                                       └─────┘  └─────┘  └─────┘
-                                       ┌─────┐  ┌─────┐  ┌─────┐
-                                       │  7  │  │  8  │  │  9  │
-                                       └─────┘  └─────┘  └─────┘
-                                                ┌─────┐  ┌─────┐
-                                                │  0  │  │  ←  │
-                                                └─────┘  └─────┘
-
-
+                                   ┌─────┐  ┌─────┐  ┌─────┐
+                                   │  1  │  │  2  │  │  3  │
+                                   └─────┘  └─────┘  └─────┘
+                                   ┌─────┐  ┌─────┐  ┌─────┐
+                                   │  4  │  │  5  │  │  6  │
+                                   └─────┘  └─────┘  └─────┘
+                                   ┌─────┐  ┌─────┐  ┌─────┐
+                                   │  7  │  │  8  │  │  9  │
+                                   └─────┘  └─────┘  └─────┘
+                                            ┌─────┐  ┌─────┐
+                                            │  0  │  │  ←  │
+                                            └─────┘  └─────┘
 
 
-                                   09:41  alice@studio  Tab: password
-            """
+
+
+                               09:41  alice@studio  Tab: password
+        """
     )
   }
 
@@ -394,29 +398,29 @@ extension RendererSnapshotTests {
       R.frame(Self.japaneseWrong(), renderer: Self.japanese, now: 400) == """
 
 
-                                            パスコードを入力
-                                          パスコードが違います
+                                        パスコードを入力
+                                      パスコードが違います
 
-                                               ○  ○  ○  ○
+                                           ○  ○  ○  ○
 
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  1  │  │  2  │  │  3  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  4  │  │  5  │  │  6  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                       ╭─────╮  ╭─────╮  ╭─────╮
-                                       │  7  │  │  8  │  │  9  │
-                                       ╰─────╯  ╰─────╯  ╰─────╯
-                                                ╭─────╮  ╭─────╮
-                                                │  0  │  │  ⌫  │
-                                                ╰─────╯  ╰─────╯
-
-
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  1  │  │  2  │  │  3  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  4  │  │  5  │  │  6  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                   ╭─────╮  ╭─────╮  ╭─────╮
+                                   │  7  │  │  8  │  │  9  │
+                                   ╰─────╯  ╰─────╯  ╰─────╯
+                                            ╭─────╮  ╭─────╮
+                                            │  0  │  │  ⌫  │
+                                            ╰─────╯  ╰─────╯
 
 
-                    09:41  alice@studio  失敗 5 回  1:00 後に再試行  Tab: パスワード
-            """
+
+
+                09:41  alice@studio  失敗 5 回  1:00 後に再試行  Tab: パスワード
+        """
     )
   }
 }

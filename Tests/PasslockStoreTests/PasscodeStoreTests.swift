@@ -102,17 +102,32 @@ import Testing
   }
 
   static let refusedPasscodeFiles: [(String, @Sendable (StoreFixture) -> Void, @Sendable (String) -> String)] = [
-    ("world-readable", { $0.write("passcode", validRecord, mode: 0o644) },
-      { "\($0)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \($0)/passcode'" }),
-    ("truncated", { $0.write("passcode", String(validRecord.dropLast(20))) },
-      { "\($0)/passcode is corrupt (the file is truncated); it was left untouched. Remove it and set the passcode again, or restore it from a backup" }),
-    ("garbage", { $0.write("passcode", "\u{1}\u{2}garbage\n") },
-      { "\($0)/passcode is corrupt (the first line is not 'passlock-passcode 1'); it was left untouched. Remove it and set the passcode again, or restore it from a backup" }),
-    ("symlink", { fixture in
+    (
+      "world-readable", { $0.write("passcode", validRecord, mode: 0o644) },
+      { "\($0)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \($0)/passcode'" }
+    ),
+    (
+      "truncated", { $0.write("passcode", String(validRecord.dropLast(20))) },
+      {
+        "\($0)/passcode is corrupt (the file is truncated); it was left untouched. Remove it and set the passcode again, or restore it from a backup"
+      }
+    ),
+    (
+      "garbage", { $0.write("passcode", "\u{1}\u{2}garbage\n") },
+      {
+        "\($0)/passcode is corrupt (the first line is not 'passlock-passcode 1'); it was left untouched. Remove it and set the passcode again, or restore it from a backup"
+      }
+    ),
+    (
+      "symlink",
+      { fixture in
         fixture.write("elsewhere", validRecord)
         symlink(fixture.directory + "/elsewhere", fixture.directory + "/passcode")
       },
-      { "\($0)/passcode is a symbolic link; passlock refuses to follow it. Remove the link ('rm \($0)/passcode') and set the passcode again." }),
+      {
+        "\($0)/passcode is a symbolic link; passlock refuses to follow it. Remove the link ('rm \($0)/passcode') and set the passcode again."
+      }
+    ),
   ]
 
   static let validRecord = PasscodeRecord(length: 4, hash: "$y$j75$abcdefgh$ijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL").serialized()
@@ -152,7 +167,9 @@ import Testing
       _ = try store.passcode()
       Issue.record("a foreign passcode file was accepted")
     } catch {
-      #expect("\(error)" == "\(fixture.directory)/passcode is owned by uid 65534, not uid 0; run 'chown 0 \(fixture.directory)/passcode' or remove it")
+      #expect(
+        "\(error)"
+          == "\(fixture.directory)/passcode is owned by uid 65534, not uid 0; run 'chown 0 \(fixture.directory)/passcode' or remove it")
     }
   }
 
