@@ -156,7 +156,7 @@ struct PasscodeModule {
       pam.log(LOG_ERR, "\(error)")
       return PAMCode.unavailable
     }
-    guard statusResult.code == .ok, let status = StoreStatus(fields: statusResult.fields), status.passcodeSet else {
+    guard let status = StoreStatus(statusResult), status.passcodeSet else {
       return PAMCode.unavailable
     }
     if let refusal = refusalBeforePrompt(status) { return refusal }
@@ -174,13 +174,12 @@ struct PasscodeModule {
       pam.log(LOG_ERR, "\(error)")
       return PAMCode.unavailable
     }
-    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
-    switch result.code {
-    case .ok: return PAMCode.success
-    case .mismatch: return PAMCode.authError
-    case .delayed: return code(for: .wait(seconds: retry))
+    switch VerifyOutcome(result) {
+    case .accepted: return PAMCode.success
+    case .wrong: return PAMCode.authError
+    case .delayed(let retry): return code(for: .wait(seconds: retry))
     case .accountPasswordRequired: return code(for: .accountPasswordRequired(reason: nil))
-    default: return PAMCode.unavailable
+    case .failed: return PAMCode.unavailable
     }
   }
 

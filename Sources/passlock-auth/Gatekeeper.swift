@@ -92,21 +92,20 @@ struct Gatekeeper {
   }
 
   private func result(of verdict: PasscodeStore.Verdict) -> AuthResult {
+    let outcome: VerifyOutcome
     switch verdict {
-    case .match: return AuthResult(.ok)
-    case .noPasscode: return AuthResult(.noPasscode)
-    case .wait(let seconds): return AuthResult(.delayed, ["retry_after_seconds": String(seconds)])
-    case .accountPasswordRequired(let reason):
-      return AuthResult(.accountPasswordRequired, reason.map { ["message": $0] } ?? [:])
+    case .match: outcome = .accepted
+    case .noPasscode: outcome = .failed(.noPasscode, message: nil)
+    case .wait(let seconds): outcome = .delayed(retryAfterSeconds: seconds)
+    case .accountPasswordRequired(let reason): outcome = .accountPasswordRequired(reason: reason)
     case .mismatch(let failures, let next):
-      var fields = ["failed_attempts": String(failures)]
       switch next {
-      case .open: break
-      case .wait(let seconds): fields["retry_after_seconds"] = String(seconds)
-      case .accountPasswordRequired: fields["account_password_required"] = "1"
+      case .open: outcome = .wrong(failures: failures, retryAfterSeconds: 0, accountPasswordRequired: false)
+      case .wait(let seconds): outcome = .wrong(failures: failures, retryAfterSeconds: seconds, accountPasswordRequired: false)
+      case .accountPasswordRequired: outcome = .wrong(failures: failures, retryAfterSeconds: 0, accountPasswordRequired: true)
       }
-      return AuthResult(.mismatch, fields)
     }
+    return outcome.result
   }
 
   private func open(create: Bool) throws(StoreError) -> PasscodeStore? {

@@ -128,7 +128,7 @@ struct Commands {
   }
 
   func status(from result: AuthResult) throws(CommandFailure) -> StoreStatus {
-    guard result.code == .ok, let status = StoreStatus(fields: result.fields) else {
+    guard let status = StoreStatus(result) else {
       throw .failed(result.message ?? "passlock-auth gave no status")
     }
     return status
@@ -174,37 +174,39 @@ struct Commands {
 
   /// Words a result for the user and picks the exit status.
   func outcome(_ result: AuthResult, success: String?) throws(CommandFailure) -> Int32 {
-    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
-    switch result.code {
-    case .ok:
+    switch VerifyOutcome(result) {
+    case .accepted:
       if let success {
         printOut(success + "\n")
         // A passcode appeared, changed or went: passlockd re-reads the store.
         _ = DaemonClient.request("refresh")
       }
       return 0
-    case .mismatch:
-      var text = "Passcode didn't match."
-      if let failed = result.fields["failed_attempts"] { text += " Failed attempts: \(failed)." }
+    case .wrong(let failures, let retry, let accountPasswordRequired):
+      var text = "Passcode didn't match. Failed attempts: \(failures)."
       if retry > 0 { text += " Try again in \(TimeText.clock(retry))." }
-      if result.fields["account_password_required"] == "1" {
+      if accountPasswordRequired {
         text += " The passcode is now locked; run 'passlock reset' with your account password."
       }
       printError(text + "\n")
       return 1
-    case .delayed:
+    case .delayed(let retry):
       throw .exit(75, "Too many failed attempts; try again in \(TimeText.clock(retry)).")
-    case .accountPasswordRequired:
-      let reason = result.message.map { " (\($0))" } ?? ""
+    case .accountPasswordRequired(let reason):
+      let reason = reason.map { " (\($0))" } ?? ""
       throw .exit(77, "Too many failed attempts\(reason); the account password is required: run 'passlock reset'.")
-    case .noPasscode: throw .failed(Self.noPasscode)
-    case .alreadySet: throw .failed("A passcode is already set; use 'passlock change' to change it.")
-    case .rejected: throw .failed("Passcode refused: \(result.message ?? "not allowed").")
-    case .accountPasswordFailed:
-      throw .failed("The account password was not accepted (\(result.message ?? "PAM refused")).")
-    case .storeError, .protocolError: throw .failed(result.message ?? "passlock-auth failed")
-    case .externalUnavailable, .externalFailed, .externalDisabled:
-      throw .failed(result.message ?? "the external authenticator failed")
+    case .failed(let code, let message):
+      switch code {
+      case .noPasscode: throw .failed(Self.noPasscode)
+      case .alreadySet: throw .failed("A passcode is already set; use 'passlock change' to change it.")
+      case .rejected: throw .failed("Passcode refused: \(message ?? "not allowed").")
+      case .accountPasswordFailed:
+        throw .failed("The account password was not accepted (\(message ?? "PAM refused")).")
+      case .externalUnavailable, .externalFailed, .externalDisabled:
+        throw .failed(message ?? "the external authenticator failed")
+      case .storeError, .protocolError, .ok, .mismatch, .delayed, .accountPasswordRequired:
+        throw .failed(message ?? "passlock-auth failed")
+      }
     }
   }
 }

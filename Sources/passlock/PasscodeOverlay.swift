@@ -320,20 +320,18 @@ final class PasscodeOverlay {
   private func verdict(_ request: PendingRequest) -> LockScreen.Verdict {
     let result: AuthResult
     do { result = try request.finish { _, _, _ in false } } catch { return .refused(error.description) }
-    let retry = result.fields["retry_after_seconds"].flatMap { Int64($0) } ?? 0
-    let failures = result.fields["failed_attempts"].flatMap { Int($0) } ?? screen.failedAttempts
-    switch result.code {
-    case .ok:
+    switch VerifyOutcome(result) {
+    case .accepted:
       first.replace(with: entry)
       switch screen.flow {
       case .change: return .accepted(next: .new, length: nil)
       case .unlock, .create, .remove: return .accepted(next: nil, length: nil)
       }
-    case .mismatch:
-      return .wrong(failures: failures, retryAfterSeconds: retry, lockedOut: result.fields["account_password_required"] == "1")
-    case .delayed: return .wait(seconds: retry, failures: failures)
-    case .accountPasswordRequired: return .lockedOut(failures: max(failures, AttemptPolicy.lockoutFailures))
-    default: return .refused(result.message ?? "passlock-auth failed (\(result.code))")
+    case .wrong(let failures, let retry, let required):
+      return .wrong(failures: failures, retryAfterSeconds: retry, lockedOut: required)
+    case .delayed(let retry): return .wait(seconds: retry, failures: screen.failedAttempts)
+    case .accountPasswordRequired: return .lockedOut(failures: max(screen.failedAttempts, AttemptPolicy.lockoutFailures))
+    case .failed(let code, let message): return .refused(message ?? "passlock-auth failed (\(code))")
     }
   }
 

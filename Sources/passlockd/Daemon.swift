@@ -173,7 +173,7 @@ final class Daemon {
     if let result {
       reportGatekeeper(problem: result.code == .ok ? nil : result.message ?? "passlock-auth failed (\(result.code))")
     }
-    let status = result.flatMap { $0.code == .ok ? StoreStatus(fields: $0.fields) : nil }
+    let status = result.flatMap { StoreStatus($0) }
     let now = status?.passcodeSet ?? false
     if now != passcodeSet { Log.info(now ? "a passcode is set: locking is on" : "no passcode is set: nothing to lock with") }
     passcodeSet = now

@@ -19,6 +19,52 @@ import Testing
     #expect(AuthResult.decode([200]) == nil)
   }
 
+  /// Every passcode-check answer: its frame payload, byte for byte, and back.
+  @Test(
+    arguments: [
+      (VerifyOutcome.accepted, [0] + Array("".utf8)),
+      (.wrong(failures: 3, retryAfterSeconds: 0, accountPasswordRequired: false), [1] + Array("failed_attempts=3\n".utf8)),
+      (
+        .wrong(failures: 6, retryAfterSeconds: 300, accountPasswordRequired: false),
+        [1] + Array("failed_attempts=6\nretry_after_seconds=300\n".utf8)
+      ),
+      (
+        .wrong(failures: 10, retryAfterSeconds: 0, accountPasswordRequired: true),
+        [1] + Array("account_password_required=1\nfailed_attempts=10\n".utf8)
+      ),
+      (.delayed(retryAfterSeconds: 59), [75] + Array("retry_after_seconds=59\n".utf8)),
+      (.accountPasswordRequired(reason: nil), [77]),
+      (
+        .accountPasswordRequired(reason: "the passcode is needed every 48 hours"),
+        [77] + Array("message=the passcode is needed every 48 hours\n".utf8)
+      ),
+      (.failed(.noPasscode, message: nil), [2]),
+      (.failed(.storeError, message: "refusing passcode: world-readable"), [6] + Array("message=refusing passcode: world-readable\n".utf8)),
+    ] as [(VerifyOutcome, [UInt8])])
+  func verifyOutcomesTravelAsTheirFrames(_ outcome: VerifyOutcome, _ payload: [UInt8]) throws {
+    #expect(outcome.result.encoded() == payload)
+    let decoded = try #require(AuthResult.decode(payload))
+    #expect(VerifyOutcome(decoded) == outcome)
+  }
+
+  @Test func aWrongAnswerWithoutItsCountIsAProtocolError() {
+    for fields in [[:], ["failed_attempts": "x"], ["failed_attempts": "0"]] as [[String: String]] {
+      guard case .failed(.protocolError, _) = VerifyOutcome(AuthResult(.mismatch, fields)) else {
+        Issue.record("\(fields) decoded as something else")
+        continue
+      }
+    }
+  }
+
+  @Test func aStatusIsReadOnlyFromAnOKAnswer() {
+    let status = StoreStatus(
+      passcodeSet: true, length: 4, failedAttempts: 0, retryAfterSeconds: 0, accountPasswordRequired: false,
+      store: .system, directory: "/var/lib/passlock/alice", user: "alice")
+    #expect(StoreStatus(AuthResult(.ok, status.fields)) == status)
+    #expect(StoreStatus(AuthResult(.storeError, status.fields)) == nil)
+    #expect(StoreStatus(AuthResult(.ok, ["passcode_set": "1"])) == nil)
+  }
+
   @Test func statusTravelsAndRendersAsJSONAndText() {
     let status = StoreStatus(
       passcodeSet: true, length: 6, failedAttempts: 5, retryAfterSeconds: 59, accountPasswordRequired: false,
