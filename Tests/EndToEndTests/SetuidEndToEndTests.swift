@@ -6,13 +6,17 @@ import Testing
 /// `passlock` PAM service (pam_matrix). Creates and removes the user and files.
 @Suite(.serialized, .enabled(if: getuid() == 0, "needs root: creates a user and installs passlock-auth setuid"))
 final class SetuidEndToEndTests {
-  let prefix = "/tmp/passlock-setuid-" + UUID().uuidString.prefix(8)
-  let user = "plt" + UUID().uuidString.prefix(8).lowercased()
+  let prefix: String
+  let user: String
   var storeDirectory: String { "\(prefix)/var/lib/passlock/\(user)" }
   let uid: uid_t
   let gid: gid_t
 
   init() throws {
+    // One id for both, so scripts/test can sweep what a killed run left.
+    let id = String(UUID().uuidString.prefix(8)).lowercased()
+    prefix = "/tmp/passlock-setuid-" + id
+    user = "plt" + id
     try Self.sh("useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \(user)")
     let entry = try #require(getpwnam(user))
     uid = entry.pointee.pw_uid
