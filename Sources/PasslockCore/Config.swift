@@ -38,27 +38,32 @@ public struct Config: Equatable, Sendable {
     case text
   }
 
-  /// Every key passlock reads. Later features add theirs here.
+  /// Every key passlock reads, with what it means: the one description that
+  /// passlock.conf(5) and the shipped config/passlock.conf are made from.
   public static let schema: [Key] = [
     Key(
       section: "Store", key: "SystemDirectory", defaultValue: "/var/lib/passlock", kind: .absolutePathOrEmpty,
-      help: "Where the installed (setuid) passlock-auth keeps each user's passcode. Read from the root-owned file only."),
+      help:
+        "Where the installed (setuid) passlock-auth keeps each user's passcode, one root-owned 0700 directory per user. Read from the root-owned file only."
+    ),
     Key(
       section: "Authentication", key: "PAMConfigDirectory", defaultValue: "", kind: .absolutePathOrEmpty,
-      help: "A directory of PAM service files to use instead of /etc/pam.d (empty: the system's)."),
+      help: "A directory of PAM service files to use instead of /etc/pam.d (empty: the system's). Useful for a staged install or tests."),
     Key(
       section: "Appearance", key: "Language", defaultValue: "auto", kind: .choice(["auto", "en", "ja"]),
-      help: "Texts on the lock screen: auto (from LC_ALL, LC_MESSAGES, LANG), en or ja."),
+      help:
+        "Texts on the lock screen: auto (from LC_ALL, LC_MESSAGES, LANG), en or ja. The Linux console has no Japanese font, so it always shows English."
+    ),
     Key(
       section: "Appearance", key: "RevealLastDigit", defaultValue: "yes", kind: .boolean,
       help: "Show each typed digit for half a second before masking it."),
     Key(section: "Appearance", key: "Title", defaultValue: "", kind: .text, help: "Lock screen title (empty: \"Enter Passcode\")."),
     Key(
       section: "Appearance", key: "FilledGlyph", defaultValue: "", kind: .glyph,
-      help: "Glyph of a typed digit (empty: ● or * on the Linux console)."),
+      help: "Glyph of a typed digit (empty: ●, or • on the Linux console)."),
     Key(
       section: "Appearance", key: "EmptyGlyph", defaultValue: "", kind: .glyph,
-      help: "Glyph of a digit still to type (empty: ○ or - on the Linux console)."),
+      help: "Glyph of a digit still to type (empty: ○)."),
     Key(section: "Appearance", key: "TitleColor", defaultValue: "default", kind: .choice(Config.colors), help: "Colour of the title."),
     Key(section: "Appearance", key: "DotColor", defaultValue: "cyan", kind: .choice(Config.colors), help: "Colour of the dots."),
     Key(
@@ -75,24 +80,36 @@ public struct Config: Equatable, Sendable {
       help: "What it is, for the key's label and messages."),
     Key(
       section: "External", key: "AutoStart", defaultValue: "yes", kind: .boolean,
-      help: "Start it by itself once the lock screen is up; otherwise on its key (click, or Space)."),
+      help: "Start it by itself once the lock screen is up (after ArmDelaySec); otherwise only on its key (click it, or press Space)."),
     Key(
       section: "External", key: "ArmDelaySec", defaultValue: "2", kind: .integer(0...60),
       help: "Seconds to wait before starting it by itself: the owner is still in front of the screen as it locks."),
     Key(
       section: "Lock", key: "OnStart", defaultValue: "no", kind: .boolean,
-      help: "passlockd locks the sessions when it starts (the originals' lock at launch)."),
+      help: "passlockd locks every session when it starts, as the originals locked at launch."),
     Key(
       section: "Lock", key: "UnlockOnLogindUnlock", defaultValue: "no", kind: .boolean,
-      help: "Let logind's Unlock (loginctl unlock-session) end the lock without the passcode."),
+      help:
+        "logind's Unlock (loginctl unlock-session, or anything allowed to call UnlockSession) ends the lock without the passcode. Off by default: the passcode stays the only way in, whoever asks logind."
+    ),
     Key(
       section: "Idle", key: "LockAfterSec", defaultValue: "0", kind: .integer(0...86_400),
-      help: "Lock a TTY session after this many seconds without input (0: never)."),
+      help:
+        "Lock a session after this many seconds without input (0: never). A TTY session's clock is its terminal's access time, which the kernel moves only when it enters another 8-second bucket: the lock comes up to 8 seconds late, never early. Graphical sessions follow logind's IdleHint."
+    ),
     Key(
       section: "Console", key: "Mode", defaultValue: "auto", kind: .choice(["auto", "vt", "direct"]),
       help:
-        "How passlockd takes over a session's terminal: vt (passlock-vt, a VT of its own), direct (passlock lock --tty), auto (vt for VT sessions)."
+        "How passlockd takes over a session's terminal: vt runs the setuid console holder passlock-vt, which locks the session on a VT of its own like physlock; direct runs 'passlock lock --tty' on the session's TTY (dedicated ttys, serial consoles); auto uses vt for sessions on a virtual console, direct for the others."
     ),
+  ]
+
+  /// What a section's keys share, said once before them.
+  public static let sectionNotes: [String: String] = [
+    "Appearance":
+      "Colours: default, black, red, green, yellow, blue, magenta, cyan, white, or bright- and one of those. NO_COLOR in the environment turns them all off.",
+    "External":
+      "The external authenticator, the Linux stand-in for Face ID / Touch ID: the PAM service passlock-external (see config/pam.d/passlock-external), run beside the passcode in its own process. Offered only when enabled here, when that service file exists and a passcode is set; not after boot until the passcode was entered once, not when the last passcode success is over 48 hours old, and not after 5 failures until the next passcode success.",
   ]
 
   /// Colour names: the eight ANSI colours, their bright forms, and default.
@@ -130,7 +147,7 @@ public struct Config: Equatable, Sendable {
     }
   }
 
-  static var sectionNames: [String] {
+  public static var sectionNames: [String] {
     var names: [String] = []
     for key in schema where !names.contains(key.section) { names.append(key.section) }
     return names

@@ -8,6 +8,7 @@ public enum ManualReference {
     var out = ""
     for section in Config.sectionNames {
       out += "## [\(section)]\n\n"
+      if let note = Config.sectionNotes[section] { out += escaped(note) + "\n\n" }
       for key in Config.schema where key.section == section {
         let shown = key.defaultValue.isEmpty ? "(empty)" : key.defaultValue
         out += "*\(key.key)=*\n\n"

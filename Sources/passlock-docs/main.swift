@@ -4,7 +4,7 @@ import PasslockCore
 // passlock-docs: build-time generator (never installed). Prints a completion
 // script, or a man page fragment from the tables the programs themselves use.
 //   passlock-docs completion bash|zsh|fish
-//   passlock-docs config-keys | commands
+//   passlock-docs config-keys | commands | sample-config
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
@@ -13,7 +13,8 @@ case "completion":
   print(ShellCompletions.script(for: shell), terminator: "")
 case "config-keys" where arguments.count == 1: print(ManualReference.configKeys(), terminator: "")
 case "commands" where arguments.count == 1: print(ManualReference.commands(), terminator: "")
+case "sample-config" where arguments.count == 1: print(SampleConfig.text(), terminator: "")
 default:
-  print("Usage: passlock-docs completion bash|zsh|fish | config-keys | commands")
+  print("Usage: passlock-docs completion bash|zsh|fish | config-keys | commands | sample-config")
   exit(64)
 }

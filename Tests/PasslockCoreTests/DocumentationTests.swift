@@ -31,8 +31,9 @@ struct DocumentationTests {
     }
     #expect(
       page.contains(
-        "## [Idle]\n\n*LockAfterSec=*\n\n\tLock a TTY session after this many seconds without input (0: never). Accepted: a whole number from 0 to 86400. Default: 0.\n"
+        "## [Store]\n\n*SystemDirectory=*\n\n\tWhere the installed (setuid) passlock-auth keeps each user's passcode, one root-owned 0700 directory per user. Read from the root-owned file only. Accepted: an absolute path, or empty. Default: /var/lib/passlock.\n"
       ))
+    #expect(page.contains("## [External]\n\nThe external authenticator, the Linux stand-in"), "a section's note comes before its keys")
   }
 
   @Test func everyOptionIsInTheManual() {
