@@ -183,11 +183,5 @@ struct PasscodeModule {
     }
   }
 
-  static func userName(uid: uid_t) -> String? {
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 4096)
-    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
-    return String(cString: entry.pw_name)
-  }
+  static func userName(uid: uid_t) -> String? { Account.lookup(uid: uid)?.name }
 }

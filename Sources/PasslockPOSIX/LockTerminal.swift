@@ -58,11 +58,7 @@ public final class LockTerminal {
     if let settingsFile {
       if let before = Self.loadSettings(settingsFile) { saved = before } else { Self.storeSettings(saved, settingsFile) }
     }
-    var raw = saved
-    raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
-    raw.c_iflag &= ~tcflag_t(IXON | IXOFF | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
-    raw.c_cc.6 = 1  // VMIN
-    raw.c_cc.5 = 0  // VTIME
+    var raw = TerminalMode.rawInput(saved)
     guard tcsetattr(fd.rawValue, TCSANOW, &raw) == 0 else { throw .setup(SystemError("tcsetattr")) }
     active = true
     // Someone else's terminal: stop its foreground job so it cannot read our keys.

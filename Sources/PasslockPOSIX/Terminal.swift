@@ -12,13 +12,21 @@ public final class TerminalMode {
   public init(rawInput fd: FileDescriptor) throws(SystemError) {
     self.fd = fd
     guard tcgetattr(fd.rawValue, &saved) == 0 else { throw SystemError("tcgetattr") }
-    var raw = saved
-    raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
-    raw.c_iflag &= ~tcflag_t(IXON | ICRNL | INLCR)
-    raw.c_cc.6 = 1  // VMIN
-    raw.c_cc.5 = 0  // VTIME
+    var raw = Self.rawInput(saved)
     guard tcsetattr(fd.rawValue, TCSAFLUSH, &raw) == 0 else { throw SystemError("tcsetattr") }
     active = true
+  }
+
+  /// `settings` with input byte by byte (VMIN 1, VTIME 0), no echo, no
+  /// signal keys, no flow control and no CR/NL translation: every key the
+  /// user presses reaches the reader as it was typed.
+  static func rawInput(_ settings: termios) -> termios {
+    var raw = settings
+    raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ECHONL | ISIG | IEXTEN)
+    raw.c_iflag &= ~tcflag_t(IXON | IXOFF | ICRNL | INLCR | IGNCR | BRKINT | ISTRIP)
+    raw.c_cc.6 = 1  // VMIN
+    raw.c_cc.5 = 0  // VTIME
+    return raw
   }
 
   public func restore() {

@@ -59,19 +59,14 @@ enum OverlayRunner {
   /// The lock screen binary run as the caller with a reduced environment and
   /// no descriptors but /dev/null, `stdout`, `stderr` and the ready pipe.
   static func launch(_ arguments: [String], stdout: Int32, stderr: Int32, ready: Int32? = nil) throws(HolderError) -> pid_t {
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16384)
-    guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil else {
-      throw .refused("no password database entry for uid \(getuid())")
-    }
-    var environment = ["PATH=/usr/bin:/bin", "TERM=linux", "USER=" + String(cString: entry.pw_name)]
+    guard let account = Account.real() else { throw .refused("no password database entry for uid \(getuid())") }
+    var environment = ["PATH=/usr/bin:/bin", "TERM=linux", "USER=" + account.name]
     // The PASSLOCK_* test knobs choose the gatekeeper and the store: only
     // root's own (test) runs pass them on. A user's lock screen finds the
     // gatekeeper beside itself.
     let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
     for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
-    if getenv("HOME") == nil { environment.append("HOME=" + String(cString: entry.pw_dir)) }
+    if getenv("HOME") == nil { environment.append("HOME=" + account.home) }
 
     var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]
     if let ready { descriptors.append((parent: ready, child: 3)) }

@@ -1,13 +1,14 @@
 import Glibc
 
-/// A user account from the password database (getpwuid_r(3)).
-struct Account: Sendable, Equatable {
-  var name: String
-  var uid: uid_t
-  var gid: gid_t
-  var home: String
+/// A user account from the password database (getpwuid_r(3)): the one place
+/// that reads it.
+public struct Account: Sendable, Equatable {
+  public var name: String
+  public var uid: uid_t
+  public var gid: gid_t
+  public var home: String
 
-  static func lookup(uid: uid_t) -> Account? {
+  public static func lookup(uid: uid_t) -> Account? {
     var entry = passwd()
     var result: UnsafeMutablePointer<passwd>?
     var buffer = [CChar](repeating: 0, count: 16384)
@@ -19,5 +20,5 @@ struct Account: Sendable, Equatable {
   }
 
   /// The user this process acts for: its *real* uid, never the environment.
-  static func real() -> Account? { lookup(uid: getuid()) }
+  public static func real() -> Account? { lookup(uid: getuid()) }
 }
