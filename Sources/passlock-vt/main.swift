@@ -170,9 +170,9 @@ if let readyFD {
   close(readyFD)
 }
 
-/// Runs lock screens until one exits 0; restarts the others at once, with a
-/// backoff, and after 5 quick failures in a row says so on the lock VT.
-var quickFailures = 0
+/// Runs lock screens until one exits 0; restarts the others with the
+/// restart backoff, and when they keep failing says so on the lock VT.
+var backoff = RestartBackoff()
 var running: pid_t? = first
 while true {
   let started = time(nil)
@@ -198,11 +198,11 @@ while true {
     holder.end(closing: lockFD)
     exit(0)
   }
-  quickFailures = time(nil) - started < 5 ? quickFailures + 1 : 0
-  if quickFailures >= 5 {
+  let delay = backoff.failed(afterRunning: Double(time(nil) - started))
+  if backoff.keepsFailing {
     holder.emergency(lockFD)
     sleep(30)
-  } else if quickFailures > 2 {
-    usleep(UInt32(100_000 << (quickFailures - 3)))
+  } else if delay > 0 {
+    usleep(UInt32(delay * 1000))
   }
 }

@@ -31,7 +31,7 @@ final class Daemon {
   private(set) var passcodeSet = false
   private var preparingForSleep = false
   private var sleepSignalAt: UInt64 = 0
-  private var restarts: [String: (count: Int, at: UInt64)] = [:]
+  private var restarts: [String: RestartBackoff] = [:]
   private var inhibitRetry = 0
   /// Console holders that outlived a previous daemon, by session.
   private(set) var adopted: [String: pid_t] = [:]
@@ -351,11 +351,9 @@ final class Daemon {
       Log.error("session \(id): \(problems[id]!); retrying")
       releaseIfEveryLockerIsReady()
     }
-    let now = monotonicNanoseconds()
-    var record = restarts[id] ?? (0, now)
-    record = now - record.at < 10_000_000_000 ? (record.count + 1, now) : (1, now)
-    restarts[id] = record
-    let delay = record.count <= 3 ? 0 : min(5000, 100 << min(record.count - 4, 6))
+    var backoff = restarts[id] ?? RestartBackoff()
+    let delay = backoff.failed(afterRunning: Double(monotonicNanoseconds() - locker.startedAt) / 1e9)
+    restarts[id] = backoff
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
       if lockers[id] == nil, let session = sessions[id] { startLocker(session) }

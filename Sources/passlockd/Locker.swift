@@ -10,6 +10,8 @@ import PasslockPOSIX
 final class Locker {
   let sessionID: String
   let pid: pid_t
+  /// When it was started (monotonic ns): how long it ran decides the backoff.
+  let startedAt = monotonicNanoseconds()
   private(set) var isReady = false
   private var readySource: DispatchSourceRead?
 
