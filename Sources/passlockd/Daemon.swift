@@ -229,10 +229,12 @@ final class Daemon {
     idle.stop(id)
   }
 
-  /// `passlock lock --session`: every path goes through logind's Lock signal.
+  /// `passlock lock --session`: every path goes through logind's Lock signal
+  /// (for every local session, as before sleep: one that cannot be locked is
+  /// reported when its Lock arrives).
   func askLogindToLock() -> String {
     var failures: [String] = []
-    for session in lockableSessions() {
+    for session in localSessions() {
       do { try logind.lockSession(session.id) } catch { failures.append("\(session.id): \(error)") }
     }
     return failures.isEmpty ? "ok\n" : "error: " + failures.joined(separator: "; ") + "\n"
@@ -240,13 +242,23 @@ final class Daemon {
 
   // MARK: Locking
 
-  /// The user's local sessions with a terminal or a VT; remote ones are left alone.
+  /// How `session` is locked, or why not (LockPlan decides).
+  func plan(_ session: Logind.SessionInfo) -> LockPlan {
+    LockPlan(session, consoleMode: config["Console.Mode"], canOpen: { access($0, R_OK | W_OK) == 0 })
+  }
+
+  /// The user's sessions at this machine, by id; remote ones are left alone.
+  func localSessions() -> [Logind.SessionInfo] {
+    sessions.values.filter { plan($0) != .remote }.sorted { $0.id < $1.id }
+  }
+
+  /// The local sessions that get a lock screen.
   func lockableSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { !$0.remote && (!$0.tty.isEmpty || consoleVT($0) != nil) }.sorted { $0.id < $1.id }
+    localSessions().filter { plan($0).locks }
   }
 
   func lockAll(reason: String) {
-    for session in sessions.values.sorted(by: { $0.id < $1.id }) where !session.remote { lock(session, reason: reason) }
+    for session in localSessions() { lock(session, reason: reason) }
   }
 
   func lock(_ session: Logind.SessionInfo, reason: String) {
@@ -255,14 +267,15 @@ final class Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    guard consoleVT(session) != nil || (!session.tty.isEmpty && access(session.tty, R_OK | W_OK) == 0) else {
-      let why =
-        session.tty.isEmpty
-        ? (session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
-        : "\(session.tty) cannot be opened by this user"
+    switch plan(session) {
+    case .remote:
+      Log.info("session \(session.id): \(reason) — a remote session, left alone")
+      return
+    case .cannot(let why):
       problems[session.id] = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
       return
+    case .virtualConsole, .terminal: break
     }
     problems[session.id] = nil
     guard startLocker(session) else { return }
@@ -271,21 +284,10 @@ final class Daemon {
     idle.stop(session.id)
   }
 
-  /// The VT number when the session should be locked on a VT of its own: a
-  /// console login on its VT, or a display server's session on a VT (X11,
-  /// Wayland, Mir: physlock's use), which has no TTY of its own to take over.
-  func consoleVT(_ session: Logind.SessionInfo) -> Int32? {
-    let mode = config["Console.Mode"]
-    guard mode != "direct", session.vtNumber > 0,
-      session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical
-    else { return nil }
-    return Int32(session.vtNumber)
-  }
-
   /// What runs the lock, or why nothing can (pre-flight: never lock what
   /// could not be unlocked — physlock users lost consoles that way).
   func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
-    if let vt = consoleVT(session) {
+    if case .virtualConsole(let vt) = plan(session) {
       guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
         return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
       }
@@ -343,7 +345,7 @@ final class Daemon {
       unlocked(session)
       return
     }
-    if status == 3, consoleVT(session) != nil {
+    if status == 3, case .virtualConsole = plan(session) {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.

@@ -1,5 +1,6 @@
 import Glibc
 import PasslockBus
+import PasslockCore
 
 /// The parts of systemd-logind's D-Bus API passlockd uses, typed.
 @MainActor
@@ -12,19 +13,9 @@ final class Logind {
   let bus: Bus
   init(bus: Bus) { self.bus = bus }
 
-  /// What passlockd needs to know about a session.
-  struct SessionInfo: Equatable {
-    var id: String
-    var path: String
-    var tty: String
-    var remote: Bool
-    var vtNumber: UInt32
-    /// tty, x11, wayland, mir, unspecified…
-    var type: String = "tty"
-
-    /// A display server's session: it may have a VT but no TTY.
-    var isGraphical: Bool { ["x11", "wayland", "mir"].contains(type) }
-  }
+  /// What passlockd needs to know about a session (PasslockCore, where the
+  /// choice of how to lock it is made: LockPlan).
+  typealias SessionInfo = LogindSession
 
   /// The user's sessions (ListSessions, filtered by uid: a user service is
   /// not inside any session itself).

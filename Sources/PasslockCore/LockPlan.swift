@@ -1,0 +1,64 @@
+/// One of the user's logind sessions, as passlockd reads it (ListSessions and
+/// the session's TTY, Remote, VTNr and Type properties).
+public struct LogindSession: Equatable, Sendable {
+  public var id: String
+  public var path: String
+  /// The session's terminal as a path (/dev/tty3, /dev/pts/1), or empty.
+  public var tty: String
+  public var remote: Bool
+  public var vtNumber: UInt32
+  /// tty, x11, wayland, mir, unspecified…
+  public var type: String
+
+  public init(id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty") {
+    self.id = id
+    self.path = path
+    self.tty = tty
+    self.remote = remote
+    self.vtNumber = vtNumber
+    self.type = type
+  }
+
+  /// A display server's session: it may have a VT but no TTY.
+  public var isGraphical: Bool { ["x11", "wayland", "mir"].contains(type) }
+}
+
+/// How passlockd locks a session, or why it does not: the one place that
+/// decides which sessions get a lock screen and of which kind.
+public enum LockPlan: Equatable, Sendable {
+  /// Left alone: a remote session (ssh) is not at this machine's screen.
+  case remote
+  /// On a VT of its own over the session's VT (passlock-vt, as physlock):
+  /// a console login on its VT, or a display server's session on a VT.
+  case virtualConsole(Int32)
+  /// On the session's own terminal (`passlock lock --tty`, as vlock).
+  case terminal(String)
+  /// Local, but nothing can lock it; the reason goes to the log and status.
+  case cannot(String)
+
+  /// `consoleMode` is `[Console] Mode`; `canOpen` says whether this user
+  /// can open a terminal for reading and writing.
+  public init(_ session: LogindSession, consoleMode: String, canOpen: (String) -> Bool) {
+    if session.remote {
+      self = .remote
+    } else if consoleMode != "direct", session.vtNumber > 0,
+      session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical
+    {
+      self = .virtualConsole(Int32(session.vtNumber))
+    } else if session.tty.isEmpty {
+      self = .cannot(session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
+    } else if !canOpen(session.tty) {
+      self = .cannot("\(session.tty) cannot be opened by this user")
+    } else {
+      self = .terminal(session.tty)
+    }
+  }
+
+  /// Whether it gets a lock screen (idle timers, the sleep handshake wait for it).
+  public var locks: Bool {
+    switch self {
+    case .virtualConsole, .terminal: return true
+    case .remote, .cannot: return false
+    }
+  }
+}

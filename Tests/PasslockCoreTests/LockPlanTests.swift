@@ -1,0 +1,35 @@
+import PasslockCore
+import Testing
+
+@Suite struct LockPlanTests {
+  static func session(_ type: String, tty: String, vt: UInt32, remote: Bool = false) -> LogindSession {
+    LogindSession(id: "c1", path: "/org/freedesktop/login1/session/c1", tty: tty, remote: remote, vtNumber: vt, type: type)
+  }
+
+  /// Session (type, TTY, VTNr, remote), Console.Mode, whether its TTY opens → the plan.
+  @Test(
+    arguments: [
+      (session("tty", tty: "/dev/tty3", vt: 3), "auto", true, LockPlan.virtualConsole(3)),
+      (session("tty", tty: "/dev/tty3", vt: 3), "vt", true, .virtualConsole(3)),
+      (session("tty", tty: "/dev/tty3", vt: 3), "direct", true, .terminal("/dev/tty3")),
+      (session("tty", tty: "/dev/ttyS0", vt: 0), "auto", true, .terminal("/dev/ttyS0")),
+      (session("tty", tty: "/dev/pts/1", vt: 0), "auto", true, .terminal("/dev/pts/1")),
+      (session("tty", tty: "/dev/pts/1", vt: 2), "auto", true, .terminal("/dev/pts/1")),
+      (session("tty", tty: "/dev/pts/9", vt: 0), "auto", false, .cannot("/dev/pts/9 cannot be opened by this user")),
+      (session("x11", tty: "", vt: 7), "auto", true, .virtualConsole(7)),
+      (session("wayland", tty: "", vt: 2), "vt", true, .virtualConsole(2)),
+      (session("x11", tty: "", vt: 0), "auto", true, .cannot("a x11 session without a VT (or Console.Mode=direct)")),
+      (session("wayland", tty: "", vt: 2), "direct", true, .cannot("a wayland session without a VT (or Console.Mode=direct)")),
+      (session("unspecified", tty: "", vt: 0), "auto", true, .cannot("it has no TTY")),
+      (session("tty", tty: "/dev/pts/0", vt: 0, remote: true), "auto", true, .remote),
+      (session("x11", tty: "", vt: 7, remote: true), "auto", true, .remote),
+    ] as [(LogindSession, String, Bool, LockPlan)])
+  func theSessionDecidesTheLock(_ session: LogindSession, _ mode: String, _ opens: Bool, _ plan: LockPlan) {
+    #expect(LockPlan(session, consoleMode: mode, canOpen: { _ in opens }) == plan)
+  }
+
+  @Test func onlyVTAndTerminalPlansGetALockScreen() {
+    #expect(LockPlan.virtualConsole(2).locks && LockPlan.terminal("/dev/pts/1").locks)
+    #expect(!LockPlan.remote.locks && !LockPlan.cannot("x").locks)
+  }
+}
