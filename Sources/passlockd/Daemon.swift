@@ -8,6 +8,12 @@ import PasslockPOSIX
 /// passlockd: watches logind for suspend, Lock and idle, and keeps one
 /// `passlock lock` per session while it is locked. Confined to the main
 /// queue; it never draws on a terminal itself.
+///
+/// This file: its state, start-up and what triggers a lock. By concern, the
+/// rest: Daemon+Locking.swift (lock screens: start, restart, adopt),
+/// Daemon+SleepHandshake.swift (the inhibitor), Daemon+EventSources.swift
+/// (bus, children, watchdog). Which sessions it locks is LockPlan's call
+/// (PasslockCore). The state below is changed only by these files.
 @MainActor
 final class Daemon {
   let config: Config
@@ -23,19 +29,19 @@ final class Daemon {
     if let session = sessions[id] { lock(session, reason: "idle") }
   }
 
-  private(set) var sessions: [String: Logind.SessionInfo] = [:]
-  private(set) var lockers: [String: Locker] = [:]
+  var sessions: [String: Logind.SessionInfo] = [:]
+  var lockers: [String: Locker] = [:]
   /// Sessions that could not be locked, and why (shown in status, logged).
-  private(set) var problems: [String: String] = [:]
-  private(set) var inhibitor: Int32?
-  private(set) var passcodeSet = false
-  private var preparingForSleep = false
-  private var sleepSignalAt: UInt64 = 0
-  private var restarts: [String: RestartBackoff] = [:]
-  private var inhibitRetry = 0
+  var problems: [String: String] = [:]
+  var inhibitor: Int32?
+  var passcodeSet = false
+  var preparingForSleep = false
+  var sleepSignalAt: UInt64 = 0
+  var restarts: [String: RestartBackoff] = [:]
+  var inhibitRetry = 0
   /// Console holders that outlived a previous daemon, by session.
-  private(set) var adopted: [String: pid_t] = [:]
-  private var sources: [DispatchSourceProtocol] = []
+  var adopted: [String: pid_t] = [:]
+  var sources: [DispatchSourceProtocol] = []
 
   init(config: Config, bus: Bus, passlock: String) {
     self.config = config
@@ -76,7 +82,7 @@ final class Daemon {
     )
   }
 
-  private func subscribe() throws(BusError) {
+  func subscribe() throws(BusError) {
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "PrepareForSleep") {
       [unowned self] message in
       MainActor.assumeIsolated { prepareForSleep((try? message.bool()) ?? false) }
@@ -118,7 +124,7 @@ final class Daemon {
 
   // MARK: Triggers
 
-  private func prepareForSleep(_ going: Bool) {
+  func prepareForSleep(_ going: Bool) {
     preparingForSleep = going
     if going {
       sleepSignalAt = monotonicNanoseconds()
@@ -137,7 +143,7 @@ final class Daemon {
     }
   }
 
-  private func logindUnlock(path: String?) {
+  func logindUnlock(path: String?) {
     // Ignored by default: logind's Unlock comes from anyone allowed to run
     // `loginctl unlock-session`; the passcode stays the only way in.
     guard config.bool("Lock.UnlockOnLogindUnlock"),
@@ -149,7 +155,7 @@ final class Daemon {
     unlocked(session)
   }
 
-  private func logindOwnerChanged(present: Bool) {
+  func logindOwnerChanged(present: Bool) {
     if !present {
       Log.warning("logind left the bus; keeping lock state, waiting for it to return")
       releaseInhibitor()
@@ -186,9 +192,9 @@ final class Daemon {
   /// Why the gatekeeper cannot say whether a passcode exists (a setuid
   /// helper without its privileges, a refused store): logged at err once per
   /// change and shown by `passlock status`, since nothing locks meanwhile.
-  private(set) var gatekeeperProblem: String?
+  var gatekeeperProblem: String?
 
-  private func reportGatekeeper(problem: String?) {
+  func reportGatekeeper(problem: String?) {
     guard problem != gatekeeperProblem else { return }
     gatekeeperProblem = problem
     if let problem {
@@ -211,14 +217,14 @@ final class Daemon {
   }
 
   /// A graphical session's IdleHint (it has no TTY whose atime could tell).
-  private func followIdleHint(_ session: Logind.SessionInfo) {
+  func followIdleHint(_ session: Logind.SessionInfo) {
     guard session.isGraphical, !session.remote, let hint = logind.idleHint(session) else { return }
     idle.hint(
       session.id, idle: hint.idle, sinceMicroseconds: hint.sinceMicroseconds,
       enabled: passcodeSet && lockers[session.id] == nil && adopted[session.id] == nil)
   }
 
-  private func sessionRemoved(_ id: String) {
+  func sessionRemoved(_ id: String) {
     guard sessions[id] != nil else { return }
     Log.info("session \(id): logged out")
     lockers[id]?.kill()
@@ -238,262 +244,5 @@ final class Daemon {
       do { try logind.lockSession(session.id) } catch { failures.append("\(session.id): \(error)") }
     }
     return failures.isEmpty ? "ok\n" : "error: " + failures.joined(separator: "; ") + "\n"
-  }
-
-  // MARK: Locking
-
-  /// How `session` is locked, or why not (LockPlan decides).
-  func plan(_ session: Logind.SessionInfo) -> LockPlan {
-    LockPlan(session, consoleMode: config["Console.Mode"], canOpen: { access($0, R_OK | W_OK) == 0 })
-  }
-
-  /// The user's sessions at this machine, by id; remote ones are left alone.
-  func localSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { plan($0) != .remote }.sorted { $0.id < $1.id }
-  }
-
-  /// The local sessions that get a lock screen.
-  func lockableSessions() -> [Logind.SessionInfo] {
-    localSessions().filter { plan($0).locks }
-  }
-
-  func lockAll(reason: String) {
-    for session in localSessions() { lock(session, reason: reason) }
-  }
-
-  func lock(_ session: Logind.SessionInfo, reason: String) {
-    guard lockers[session.id] == nil, adopted[session.id] == nil else { return }  // one lock per session, never stacked
-    guard passcodeSet else {
-      Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
-      return
-    }
-    switch plan(session) {
-    case .remote:
-      Log.info("session \(session.id): \(reason) — a remote session, left alone")
-      return
-    case .cannot(let why):
-      problems[session.id] = "cannot lock: \(why)"
-      Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
-      return
-    case .virtualConsole, .terminal: break
-    }
-    problems[session.id] = nil
-    guard startLocker(session) else { return }
-    Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
-    logind.setLockedHint(session, true)
-    idle.stop(session.id)
-  }
-
-  /// What runs the lock, or why nothing can (pre-flight: never lock what
-  /// could not be unlocked — physlock users lost consoles that way).
-  func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
-    if case .virtualConsole(let vt) = plan(session) {
-      guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
-        return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
-      }
-      return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"])
-    }
-    guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
-    let record = records.map { ["--record", $0.path(session.id)] } ?? []
-    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + record)
-  }
-
-  struct LockProblem: Error { var text: String }
-
-  @discardableResult
-  private func startLocker(_ session: Logind.SessionInfo) -> Bool {
-    let command: [String]
-    switch lockCommand(session) {
-    case .success(let ready): command = ready
-    case .failure(let problem):
-      problems[session.id] = "cannot lock: \(problem.text)"
-      Log.error("session \(session.id): refusing to lock: \(problem.text)")
-      return false
-    }
-    do {
-      let locker = try Locker(sessionID: session.id, command: command) { [unowned self] in
-        problems[session.id] = nil
-        releaseIfEveryLockerIsReady()
-      }
-      lockers[session.id] = locker
-      records?.add(session.id, locker: locker.pid)
-      return true
-    } catch {
-      problems[session.id] = "cannot start the lock screen: \(error)"
-      Log.error("session \(session.id): cannot start \(command[0]): \(error)")
-      return false
-    }
-  }
-
-  private func unlocked(_ session: Logind.SessionInfo) {
-    Log.info("session \(session.id): unlocked")
-    records?.remove(session.id)
-    restarts[session.id] = nil
-    logind.setLockedHint(session, false)
-    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
-    followIdleHint(session)
-  }
-
-  /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
-  /// kill) starts a new one at once, with a backoff if it keeps dying.
-  private func lockerExited(pid: pid_t, status: Int32) {
-    guard let (id, locker) = lockers.first(where: { $0.value.pid == pid }) else { return }
-    locker.forget()
-    lockers[id] = nil
-    guard let session = sessions[id] else { return }
-    if status == 0 {
-      unlocked(session)
-      return
-    }
-    if status == 3, case .virtualConsole = plan(session) {
-      // passlock-vt could not take the console: the display server on that
-      // VT does not let go of it. Nothing is locked; say so loudly, let a
-      // pending sleep go on (logind would stop waiting anyway), and retry.
-      problems[id] = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
-      Log.error("session \(id): \(problems[id]!); retrying")
-      releaseIfEveryLockerIsReady()
-    }
-    var backoff = restarts[id] ?? RestartBackoff()
-    let delay = backoff.failed(afterRunning: Double(monotonicNanoseconds() - locker.startedAt) / 1e9)
-    restarts[id] = backoff
-    Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
-    let restart = { [unowned self] in
-      if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
-    }
-    if delay == 0 {
-      restart()
-    } else {
-      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
-    }
-  }
-
-  /// Watches a locker we did not start (it survived a daemon restart). Not
-  /// our child, so no exit status: its end is noticed by polling once a
-  /// second, and only while one exists. A clean unlock removes the console
-  /// holder's state file, or the lock screen's record (`--record`).
-  private func adopt(_ survivor: LockRecords.Survivor, _ session: Logind.SessionInfo) {
-    let pid = survivor.pid
-    let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
-    let proof = survivor.isConsoleHolder ? "/run/passlock-vt.state" : records?.path(session.id) ?? ""
-    Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
-    adopted[session.id] = pid
-    logind.setLockedHint(session, true)
-    let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(deadline: .now() + 1, repeating: 1)
-    timer.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        // EPERM: the pid now belongs to someone else's process, so ours is gone.
-        guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
-        timer.cancel()
-        adopted[session.id] = nil
-        if access(proof, F_OK) == 0 {
-          Log.warning("session \(session.id): the adopted \(what) died; locking again")
-          lock(session, reason: "holder died")
-        } else {
-          unlocked(session)
-        }
-      }
-    }
-    timer.resume()
-    sources.append(timer)
-  }
-
-  // MARK: The sleep handshake
-
-  private func takeInhibitor() {
-    guard inhibitor == nil else { return }
-    do {
-      inhibitor = try logind.inhibitSleep()
-      inhibitRetry = 0
-    } catch {
-      // Right after resume logind may still answer "operation in progress".
-      inhibitRetry += 1
-      let delay = min(5000, 50 << min(inhibitRetry, 7))
-      Log.warning("Inhibit failed (\(error)); retrying in \(delay) ms")
-      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { [unowned self] in
-        MainActor.assumeIsolated { if passcodeSet && !preparingForSleep { takeInhibitor() } }
-      }
-    }
-  }
-
-  private func releaseInhibitor() {
-    guard let fd = inhibitor else { return }
-    close(fd)
-    inhibitor = nil
-  }
-
-  /// Lets the machine sleep once every lockable session shows its lock screen.
-  private func releaseIfEveryLockerIsReady() {
-    guard preparingForSleep, inhibitor != nil else { return }
-    let pending = lockableSessions().filter {
-      problems[$0.id] == nil && adopted[$0.id] == nil && lockers[$0.id]?.isReady != true
-    }
-    guard pending.isEmpty else { return }
-    releaseInhibitor()
-    let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000
-    Log.info("every lock screen is up \(Int(elapsed)) ms after PrepareForSleep; sleep may proceed")
-  }
-
-  // MARK: Event sources
-
-  private func watchBus() {
-    let source = DispatchSource.makeReadSource(fileDescriptor: bus.fd, queue: .main)
-    source.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        if !bus.process() {
-          Log.error("lost the system bus; exiting so systemd restarts passlockd")
-          exit(1)
-        }
-      }
-    }
-    source.resume()
-    sources.append(source)
-    bus.process()
-  }
-
-  private func watchChildren() {
-    let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: .main)
-    source.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        var status: Int32 = 0
-        while true {
-          let pid = waitpid(-1, &status, WNOHANG)
-          if pid <= 0 { break }
-          lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
-        }
-      }
-    }
-    source.resume()
-    sources.append(source)
-  }
-
-  /// Exit status when passlock was uninstalled under us; the unit neither
-  /// restarts on it nor calls it a failure (a restart would only fail to exec
-  /// again and again).
-  static let uninstalledStatus: Int32 = 69
-
-  /// Exits cleanly once the gatekeeper is removed from the system (the
-  /// package was removed): without it nothing can be locked or unlocked.
-  private func watchUninstall() {
-    guard let watch = RemovalWatch(path: gatekeeper.path) else { return }
-    let source = DispatchSource.makeReadSource(fileDescriptor: watch.fd, queue: .main)
-    source.setEventHandler {
-      MainActor.assumeIsolated {
-        guard watch.fileIsGone() else { return }
-        Log.info("\(watch.path) was removed (passlock was uninstalled); passlockd exits")
-        exit(Daemon.uninstalledStatus)
-      }
-    }
-    source.resume()
-    sources.append(source)
-  }
-
-  private func startWatchdog() {
-    guard let usec = ServiceManager.watchdogMicroseconds() else { return }
-    let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(deadline: .now(), repeating: .microseconds(Int(usec / 2)))
-    timer.setEventHandler { ServiceManager.notify("WATCHDOG=1") }
-    timer.resume()
-    sources.append(timer)
   }
 }

@@ -1,0 +1,166 @@
+import Dispatch
+import Glibc
+import PasslockBus
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+/// passlockd's locking: which command locks a session, starting and
+/// restarting lock screens, adopting the ones a previous daemon left.
+extension Daemon {
+  /// How `session` is locked, or why not (LockPlan decides).
+  func plan(_ session: Logind.SessionInfo) -> LockPlan {
+    LockPlan(session, consoleMode: config["Console.Mode"], canOpen: { access($0, R_OK | W_OK) == 0 })
+  }
+
+  /// The user's sessions at this machine, by id; remote ones are left alone.
+  func localSessions() -> [Logind.SessionInfo] {
+    sessions.values.filter { plan($0) != .remote }.sorted { $0.id < $1.id }
+  }
+
+  /// The local sessions that get a lock screen.
+  func lockableSessions() -> [Logind.SessionInfo] {
+    localSessions().filter { plan($0).locks }
+  }
+
+  func lockAll(reason: String) {
+    for session in localSessions() { lock(session, reason: reason) }
+  }
+
+  func lock(_ session: Logind.SessionInfo, reason: String) {
+    guard lockers[session.id] == nil, adopted[session.id] == nil else { return }  // one lock per session, never stacked
+    guard passcodeSet else {
+      Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
+      return
+    }
+    switch plan(session) {
+    case .remote:
+      Log.info("session \(session.id): \(reason) — a remote session, left alone")
+      return
+    case .cannot(let why):
+      problems[session.id] = "cannot lock: \(why)"
+      Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
+      return
+    case .virtualConsole, .terminal: break
+    }
+    problems[session.id] = nil
+    guard startLocker(session) else { return }
+    Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
+    logind.setLockedHint(session, true)
+    idle.stop(session.id)
+  }
+
+  /// What runs the lock, or why nothing can (pre-flight: never lock what
+  /// could not be unlocked — physlock users lost consoles that way).
+  func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
+    if case .virtualConsole(let vt) = plan(session) {
+      guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
+        return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
+      }
+      return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"])
+    }
+    guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
+    let record = records.map { ["--record", $0.path(session.id)] } ?? []
+    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + record)
+  }
+
+  struct LockProblem: Error { var text: String }
+
+  @discardableResult
+  func startLocker(_ session: Logind.SessionInfo) -> Bool {
+    let command: [String]
+    switch lockCommand(session) {
+    case .success(let ready): command = ready
+    case .failure(let problem):
+      problems[session.id] = "cannot lock: \(problem.text)"
+      Log.error("session \(session.id): refusing to lock: \(problem.text)")
+      return false
+    }
+    do {
+      let locker = try Locker(sessionID: session.id, command: command) { [unowned self] in
+        problems[session.id] = nil
+        releaseIfEveryLockerIsReady()
+      }
+      lockers[session.id] = locker
+      records?.add(session.id, locker: locker.pid)
+      return true
+    } catch {
+      problems[session.id] = "cannot start the lock screen: \(error)"
+      Log.error("session \(session.id): cannot start \(command[0]): \(error)")
+      return false
+    }
+  }
+
+  func unlocked(_ session: Logind.SessionInfo) {
+    Log.info("session \(session.id): unlocked")
+    records?.remove(session.id)
+    restarts[session.id] = nil
+    logind.setLockedHint(session, false)
+    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    followIdleHint(session)
+  }
+
+  /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
+  /// kill) starts a new one at once, with a backoff if it keeps dying.
+  func lockerExited(pid: pid_t, status: Int32) {
+    guard let (id, locker) = lockers.first(where: { $0.value.pid == pid }) else { return }
+    locker.forget()
+    lockers[id] = nil
+    guard let session = sessions[id] else { return }
+    if status == 0 {
+      unlocked(session)
+      return
+    }
+    if status == 3, case .virtualConsole = plan(session) {
+      // passlock-vt could not take the console: the display server on that
+      // VT does not let go of it. Nothing is locked; say so loudly, let a
+      // pending sleep go on (logind would stop waiting anyway), and retry.
+      problems[id] = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
+      Log.error("session \(id): \(problems[id]!); retrying")
+      releaseIfEveryLockerIsReady()
+    }
+    var backoff = restarts[id] ?? RestartBackoff()
+    let delay = backoff.failed(afterRunning: Double(monotonicNanoseconds() - locker.startedAt) / 1e9)
+    restarts[id] = backoff
+    Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
+    let restart = { [unowned self] in
+      if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
+    }
+    if delay == 0 {
+      restart()
+    } else {
+      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
+    }
+  }
+
+  /// Watches a locker we did not start (it survived a daemon restart). Not
+  /// our child, so no exit status: its end is noticed by polling once a
+  /// second, and only while one exists. A clean unlock removes the console
+  /// holder's state file, or the lock screen's record (`--record`).
+  func adopt(_ survivor: LockRecords.Survivor, _ session: Logind.SessionInfo) {
+    let pid = survivor.pid
+    let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
+    let proof = survivor.isConsoleHolder ? "/run/passlock-vt.state" : records?.path(session.id) ?? ""
+    Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
+    adopted[session.id] = pid
+    logind.setLockedHint(session, true)
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(deadline: .now() + 1, repeating: 1)
+    timer.setEventHandler { [unowned self] in
+      MainActor.assumeIsolated {
+        // EPERM: the pid now belongs to someone else's process, so ours is gone.
+        guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
+        timer.cancel()
+        adopted[session.id] = nil
+        if access(proof, F_OK) == 0 {
+          Log.warning("session \(session.id): the adopted \(what) died; locking again")
+          lock(session, reason: "holder died")
+        } else {
+          unlocked(session)
+        }
+      }
+    }
+    timer.resume()
+    sources.append(timer)
+  }
+}
