@@ -11,7 +11,7 @@ enum AccountPassword {
   /// True when PAM accepted the account password; messages were relayed.
   static func check(mode: Mode, channel: FrameChannel) -> Result<Void, PAMError> {
     let relay: PAMTransaction.Conversation = { style, text, answer in
-      relayToClient(channel, style, text, &answer)
+      PAMConversationRelay.relay(channel, style, text, &answer)
     }
     do throws(PAMError) {
       let pam = try PAMTransaction(
@@ -20,34 +20,11 @@ enum AccountPassword {
       if let terminal = CallerTerminal.name() { pam.setTerminal(terminal) }
       let expired = try pam.authenticateAndCheckAccount()
       if expired {
-        tell(channel, "Your account password has expired; change it with 'passwd'.")
+        PAMConversationRelay.tell(channel, "Your account password has expired; change it with 'passwd'.")
       }
       return .success(())
     } catch {
       return .failure(error)
     }
-  }
-
-  /// Sends one PAM message to the client; for prompts, reads its answer.
-  static func relayToClient(
-    _ channel: FrameChannel, _ style: AuthProtocol.PromptStyle, _ text: String, _ answer: inout Secret
-  ) -> Bool {
-    let payload = [style.rawValue] + Array(text.utf8.prefix(1024))
-    do {
-      guard style == .secret || style == .visible else {
-        try channel.send(.message, payload)
-        return true
-      }
-      try channel.send(.prompt, payload)
-      guard let reply = try channel.receiveHeader(), reply.kind == .answer else { return false }
-      try channel.receiveSecret(length: reply.length, into: &answer)
-      return true
-    } catch {
-      return false
-    }
-  }
-
-  static func tell(_ channel: FrameChannel, _ text: String, style: AuthProtocol.PromptStyle = .info) {
-    try? channel.send(.message, [style.rawValue] + Array(text.utf8.prefix(1024)))
   }
 }

@@ -33,7 +33,7 @@ enum ExternalAuthenticator {
     let location = mode.location
     let relay: PAMTransaction.Conversation = { style, text, _ in
       guard style == .info || style == .error else { return false }  // PAM_CONV_ERR for secret prompts
-      AccountPassword.tell(channel, text, style: style)
+      PAMConversationRelay.tell(channel, text, style: style)
       guard reportsFailedAttempt(text) else { return true }
       // That attempt failed and stays counted. At the limit the reader is
       // done, whatever retries the stack has left: say so and end here (the
