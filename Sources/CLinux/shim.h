@@ -1,10 +1,42 @@
-// Linux calls Swift cannot make directly (variadic in C): one small wrapper
-// each, with the kernel constants they need.
+// Linux calls Swift cannot make directly (variadic in C: prctl, ioctl with a
+// structure) and the kernel's constants and layouts they need: one small
+// wrapper each, typed and named for the PasslockPOSIX type that uses it.
+#include <linux/vt.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 // prctl(PR_SET_PDEATHSIG): `signal` is sent to the caller when the thread
 // that created it exits.
 static inline int passlock_set_parent_death_signal(int signal) {
   return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+// The VT ioctls (console_ioctl(2), linux/vt.h) on a descriptor of a VT or
+// /dev/tty0.
+static inline int passlock_vt_active(int fd, unsigned short *active) {
+  struct vt_stat state;
+  int rc = ioctl(fd, VT_GETSTATE, &state);
+  if (rc == 0) *active = state.v_active;
+  return rc;
+}
+static inline int passlock_vt_first_free(int fd, int *vt) { return ioctl(fd, VT_OPENQRY, vt); }
+static inline int passlock_vt_activate(int fd, int vt) { return ioctl(fd, VT_ACTIVATE, vt); }
+static inline int passlock_vt_release_display(int fd, int acknowledge) { return ioctl(fd, VT_RELDISP, acknowledge); }
+static inline int passlock_vt_lock_switching(int fd) { return ioctl(fd, VT_LOCKSWITCH, 1); }
+static inline int passlock_vt_unlock_switching(int fd) { return ioctl(fd, VT_UNLOCKSWITCH, 1); }
+static inline int passlock_vt_disallocate(int fd, int vt) { return ioctl(fd, VT_DISALLOCATE, vt); }
+
+// getsockopt(SO_PEERCRED): struct ucred is declared only under _GNU_SOURCE;
+// this is its layout (socket(7)), which the kernel fixes.
+struct passlock_peer_credentials {
+  pid_t pid;
+  uid_t uid;
+  gid_t gid;
+};
+static inline int passlock_get_peer_credentials(int socket, struct passlock_peer_credentials *peer) {
+  socklen_t length = sizeof *peer;
+  return getsockopt(socket, SOL_SOCKET, SO_PEERCRED, peer, &length);
 }

@@ -1,39 +1,24 @@
 import Glibc
 import PasslockPOSIX
 
-/// The kernel's virtual consoles, through /dev/tty0 and the VT ioctls
-/// (linux/vt.h). Everything here needs root or the console's owner.
+/// The console holder's way with the kernel's virtual consoles: switching
+/// that is bounded even when a display server does not let go, over the VT
+/// ioctls that PasslockPOSIX's VirtualConsoles names. Needs root or the
+/// console's owner.
 struct Console {
-  static let openQuery: UInt = 0x5600  // VT_OPENQRY
-  static let getState: UInt = 0x5603  // VT_GETSTATE
-  static let activate: UInt = 0x5606  // VT_ACTIVATE
-  static let waitActive: UInt = 0x5607  // VT_WAITACTIVE
-  static let disallocate: UInt = 0x5608  // VT_DISALLOCATE
-  static let lockSwitch: UInt = 0x560B  // VT_LOCKSWITCH
-  static let unlockSwitch: UInt = 0x560C  // VT_UNLOCKSWITCH
-
-  let fd: Int32
+  let consoles: VirtualConsoles
 
   init() throws(HolderError) {
-    fd = open("/dev/tty0", O_RDWR | O_NOCTTY | O_CLOEXEC)
-    guard fd >= 0 else { throw .system("open /dev/tty0", errno) }
+    do { consoles = try VirtualConsoles() } catch { throw HolderError(error) }
   }
 
-  /// The VT on screen now.
-  func active() -> Int32 {
-    var state: [UInt16] = [0, 0, 0]  // struct vt_stat { v_active, v_signal, v_state }
-    _ = ioctl(fd, Console.getState, &state)
-    return Int32(state[0])
-  }
+  /// The VT on screen now (0 when the kernel will not say).
+  func active() -> Int32 { (try? consoles.active()) ?? 0 }
 
   /// A VT nobody has open.
   func free() throws(HolderError) -> Int32 {
-    var number: Int32 = -1
-    guard ioctl(fd, Console.openQuery, &number) == 0, number > 0 else { throw .system("VT_OPENQRY", errno) }
-    return number
+    do { return try consoles.firstFree() } catch { throw HolderError(error) }
   }
-
-  static let releaseDisplay: UInt = 0x5605  // VT_RELDISP
 
   /// Switches to `vt`, waiting at most `seconds`. A display server holds its
   /// VT in VT_PROCESS mode and must acknowledge the release; one that is
@@ -47,17 +32,17 @@ struct Console {
   /// cancelled and the lock fails, loudly.
   func switchTo(_ vt: Int32, within seconds: Double = 0.5) throws(HolderError) {
     let from = active()
-    guard ioctl(fd, Console.activate, vt) == 0 else { throw .system("VT_ACTIVATE \(vt)", errno) }
+    do { try consoles.activate(vt) } catch { throw HolderError(error) }
     if waitUntilActive(vt, seconds: seconds, reissuing: true) { return }
-    let stuck = open("/dev/tty\(from)", O_RDWR | O_NOCTTY | O_CLOEXEC)
-    defer { if stuck >= 0 { close(stuck) } }
+    let stuck = try? VirtualConsoles(device: "/dev/tty\(from)")
+    defer { if let stuck { close(stuck.fd) } }
     let holders = Self.processes(holding: "/dev/tty\(from)")
-    if stuck >= 0, !holders.isEmpty, holders.allSatisfy(Self.isStopped),
-      ioctl(stuck, Console.releaseDisplay, Int32(1)) == 0, waitUntilActive(vt, seconds: 0.3)
+    if let stuck, !holders.isEmpty, holders.allSatisfy(Self.isStopped),
+      (try? stuck.releaseDisplay(acknowledge: true)) != nil, waitUntilActive(vt, seconds: 0.3)
     {
       return
     }
-    if stuck >= 0 { _ = ioctl(stuck, Console.releaseDisplay, Int32(0)) }  // cancel the pending switch
+    try? stuck?.releaseDisplay(acknowledge: false)  // cancel the pending switch
     throw .stuck("VT \(from) does not let go of the console (its display server does not answer)")
   }
 
@@ -100,7 +85,7 @@ struct Console {
       let now = monotonicSeconds()
       if now > start + seconds { return false }
       if reissuing && now - asked > 0.02 {
-        _ = ioctl(fd, Console.activate, vt)
+        try? consoles.activate(vt)
         asked = now
       }
       usleep(500)  // a display server that answers does so within a few ms
@@ -111,12 +96,12 @@ struct Console {
   func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
 
   func lockSwitching() throws(HolderError) {
-    guard ioctl(fd, Console.lockSwitch, Int32(1)) == 0 else { throw .system("VT_LOCKSWITCH", errno) }
+    do { try consoles.lockSwitching() } catch { throw HolderError(error) }
   }
 
-  func unlockSwitching() { _ = ioctl(fd, Console.unlockSwitch, Int32(1)) }
+  func unlockSwitching() { try? consoles.unlockSwitching() }
 
-  func release(_ vt: Int32) { _ = ioctl(fd, Console.disallocate, vt) }
+  func release(_ vt: Int32) { try? consoles.disallocate(vt) }
 }
 
 /// Kernel knobs the holder mutes while locked and restores after: the console
@@ -167,6 +152,10 @@ enum HolderError: Error, CustomStringConvertible {
   case system(String, Int32)
   /// The display server on screen does not give up the VT; exit status 3.
   case stuck(String)
+
+  init(_ error: SystemError) {
+    self = .system(error.path.map { "\(error.call) \($0)" } ?? error.call, error.errno)
+  }
 
   var description: String {
     switch self {

@@ -55,13 +55,7 @@ enum ControlSocket {
   private static var sources: [DispatchSourceRead] = []
 
   private static func serve(_ client: Int32, daemon: Daemon) {
-    // struct ucred { pid_t pid; uid_t uid; gid_t gid; } is behind _GNU_SOURCE: read it as three words.
-    var credentials: [UInt32] = [0, 0, 0]
-    var length = socklen_t(12)
-    let peerCredentials: Int32 = 17  // SO_PEERCRED
-    guard getsockopt(client, SOL_SOCKET, peerCredentials, &credentials, &length) == 0, credentials[1] == getuid() else {
-      return
-    }
+    guard let peer = try? PeerCredentials.of(client), peer.uid == getuid() else { return }
     // A same-uid client that never writes must not stall the daemon.
     var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
