@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import PasslockCore
@@ -46,5 +47,23 @@ struct DocumentationTests {
   @Test(arguments: [("a*b_c\\d", "a\\*b\\_c\\\\d"), ("plain", "plain")])
   func scdocMarkupIsEscaped(text: String, escaped: String) {
     #expect(ManualReference.escaped(text) == escaped)
+  }
+}
+
+/// README's layout table names every directory of the tree (and nothing gone).
+@Test func theREADMELayoutMatchesTheTree() throws {
+  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+  let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+  let table = readme.components(separatedBy: "## Layout\n").last?.components(separatedBy: "\n## ").first ?? ""
+  let files = FileManager.default
+  var expected = ["Sources", "Tests"].flatMap { top in
+    ((try? files.contentsOfDirectory(atPath: root.appendingPathComponent(top).path)) ?? []).map { "\(top)/\($0)" }
+  }
+  expected += ["Fuzz", "bench", "config", "systemd", "scripts", "debian", "doc", ".ci/run"]
+  for path in expected {
+    #expect(table.contains("`\(path)`"), "README's layout table lacks \(path)")
+  }
+  for named in table.matches(of: /`((?:Sources|Tests)\/[A-Za-z-]+)`/).map({ String($0.1) }) {
+    #expect(files.fileExists(atPath: root.appendingPathComponent(named).path), "README's layout names \(named), which is gone")
   }
 }
