@@ -121,11 +121,11 @@ struct PasscodeModule {
   /// for something that cannot be checked.
   func refusalBeforePrompt(_ status: StoreStatus) -> Int32? {
     if status.accountPasswordRequired {
-      pam.tell("Too many failed passcode attempts; the account password is required.")
+      pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
     }
     if status.retryAfterSeconds > 0 {
-      pam.tell("Too many failed passcode attempts; try again in \(TimeText.clock(status.retryAfterSeconds)).")
+      pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: status.retryAfterSeconds))
       return PAMCode.maxTries
     }
     return nil
@@ -137,10 +137,10 @@ struct PasscodeModule {
     case .noPasscode: return PAMCode.unavailable
     case .mismatch: return PAMCode.authError
     case .wait(let seconds):
-      pam.tell("Too many failed passcode attempts; try again in \(TimeText.clock(seconds)).")
+      pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: seconds))
       return PAMCode.maxTries
     case .accountPasswordRequired:
-      pam.tell("Too many failed passcode attempts; the account password is required.")
+      pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
     }
   }

@@ -2,9 +2,9 @@ import PasslockClient
 import PasslockCore
 import PasslockPOSIX
 
-/// The flows behind each subcommand: what to ask, in which order, and how to
-/// word each outcome. Exit statuses: 0 success, 1 failure, 75 wait, 77 the
-/// account password is required.
+/// The flows behind each subcommand: what to ask, and in which order. How a
+/// failure is worded and which status it exits with is CommandFailure's
+/// (PasslockCore); only a wrong passcode exits 1.
 struct Commands {
   let gatekeeper = GatekeeperClient.locate()
   let input: PasscodeInput
@@ -23,9 +23,9 @@ struct Commands {
   /// `passlock lock --session`: passlockd asks logind to lock our sessions.
   func lockSessions() throws(CommandFailure) -> Int32 {
     guard let answer = DaemonClient.request("lock") else {
-      throw .failed("passlockd is not running; start it with 'systemctl --user start passlockd'.")
+      throw .daemonNotRunning
     }
-    guard answer == "ok\n" else { throw .failed("passlockd: \(answer.trimming("\n"))") }
+    guard answer == "ok\n" else { throw .daemonRefused(answer.trimming("\n")) }
     return 0
   }
 
@@ -38,9 +38,7 @@ struct Commands {
 
   func set(allowSimple: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
-    if status.passcodeSet {
-      throw .failed("A passcode is already set; use 'passlock change' to change it.")
-    }
+    if status.passcodeSet { throw .alreadySet }
     if usesKeypad { return try setWithKeypad(status, allowSimple: allowSimple) }
     var new = Secret()
     try chooseNew(&new, allowSimple: allowSimple)
@@ -52,7 +50,7 @@ struct Commands {
   /// gatekeeper asks for the account password instead.
   func change(allowSimple: Bool, forgot: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
-    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    guard status.passcodeSet else { throw .noPasscode }
     let useCurrent = !status.accountPasswordRequired && !forgot
     if usesKeypad && useCurrent { return try changeWithKeypad(status, allowSimple: allowSimple) }
     var current = Secret()
@@ -60,7 +58,7 @@ struct Commands {
     if useCurrent {
       try readOrFail("Current passcode: ", &current)
     } else if !forgot {
-      input.say("Too many failed attempts: the account password replaces the current passcode.\n")
+      input.say(Self.passwordInstead)
     }
     try chooseNew(&new, allowSimple: allowSimple)
     let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
@@ -70,10 +68,10 @@ struct Commands {
 
   func remove(forgot: Bool) throws(CommandFailure) -> Int32 {
     let status = try currentStatus()
-    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    guard status.passcodeSet else { throw .noPasscode }
     var current = Secret()
     if status.accountPasswordRequired || forgot {
-      if !forgot { input.say("Too many failed attempts: the account password replaces the current passcode.\n") }
+      if !forgot { input.say(Self.passwordInstead) }
       return try outcome(try run(.remove), success: "Passcode removed.")
     }
     if usesKeypad { return try removeWithKeypad(status) }
@@ -87,7 +85,8 @@ struct Commands {
 
   // MARK: Steps
 
-  static let noPasscode = "No passcode is set; run 'passlock set' first."
+  /// After a lockout, change and remove ask for the account password instead.
+  static let passwordInstead = "Too many failed attempts: the account password replaces the current passcode.\n"
 
   /// The create flow of the originals: enter, confirm; a mismatch says so and
   /// starts again. Interactive entry also starts again after a policy refusal.
@@ -98,8 +97,9 @@ struct Commands {
       let violation = new.withBytes { PasscodePolicy.check($0, allowSimple: allowSimple) }
       if let violation {
         let hint = violation.isSimplicity ? "; choose another or pass --allow-simple" : ""
-        guard input.isInteractive else { throw .failed("Passcode refused: \(violation)\(hint).") }
-        input.say("Passcode refused: \(violation)\(hint).\n")
+        let refusal = CommandFailure.passcodeRefused("\(violation)\(hint)")
+        guard input.isInteractive else { throw refusal }
+        input.say(refusal.message + "\n")
         continue
       }
       try readOrFail("Confirm the passcode: ", &confirmation)
@@ -111,15 +111,15 @@ struct Commands {
   private func readOrFail(_ prompt: String, _ secret: inout Secret) throws(CommandFailure) {
     do {
       guard try input.read(prompt: prompt, into: &secret, digitsOnly: true) else {
-        throw CommandFailure.failed("No passcode was entered.")
+        throw CommandFailure.nothingEntered
       }
     } catch let error as CommandFailure {
       throw error
     } catch let error as InputError {
       if case .interrupted = error { throw .interrupted }
-      throw .failed(error.description)
+      throw .refused(error.description)
     } catch {
-      throw .failed("\(error)")
+      throw .refused("\(error)")
     }
   }
 
@@ -129,7 +129,7 @@ struct Commands {
 
   func status(from result: AuthResult) throws(CommandFailure) -> StoreStatus {
     guard let status = StoreStatus(result) else {
-      throw .failed(result.message ?? "passlock-auth gave no status")
+      throw result.code == .ok ? .gatekeeper("passlock-auth gave no status") : CommandFailure(result.code, message: result.message)
     }
     return status
   }
@@ -168,11 +168,12 @@ struct Commands {
         return (try? input.read(prompt: prompt, into: &answer, digitsOnly: false)) ?? false
       }
     } catch {
-      throw .failed(error.description)
+      throw .gatekeeper(error.description)
     }
   }
 
-  /// Words a result for the user and picks the exit status.
+  /// What a gatekeeper answer means for the command: 0 on success, 1 (with
+  /// the count) for a wrong passcode; anything else is thrown.
   func outcome(_ result: AuthResult, success: String?) throws(CommandFailure) -> Int32 {
     switch VerifyOutcome(result) {
     case .accepted:
@@ -190,30 +191,9 @@ struct Commands {
       }
       printError(text + "\n")
       return 1
-    case .delayed(let retry):
-      throw .exit(75, "Too many failed attempts; try again in \(TimeText.clock(retry)).")
-    case .accountPasswordRequired(let reason):
-      let reason = reason.map { " (\($0))" } ?? ""
-      throw .exit(77, "Too many failed attempts\(reason); the account password is required: run 'passlock reset'.")
-    case .failed(let code, let message):
-      switch code {
-      case .noPasscode: throw .failed(Self.noPasscode)
-      case .alreadySet: throw .failed("A passcode is already set; use 'passlock change' to change it.")
-      case .rejected: throw .failed("Passcode refused: \(message ?? "not allowed").")
-      case .accountPasswordFailed:
-        throw .failed("The account password was not accepted (\(message ?? "PAM refused")).")
-      case .externalUnavailable, .externalFailed, .externalDisabled:
-        throw .failed(message ?? "the external authenticator failed")
-      case .storeError, .protocolError, .ok, .mismatch, .delayed, .accountPasswordRequired:
-        throw .failed(message ?? "passlock-auth failed")
-      }
+    case .delayed(let retry): throw .delayed(retryAfterSeconds: retry)
+    case .accountPasswordRequired(let reason): throw .accountPasswordRequired(reason: reason)
+    case .failed(let code, let message): throw CommandFailure(code, message: message)
     }
   }
-}
-
-/// How a command ends when it does not succeed.
-enum CommandFailure: Error {
-  case failed(String)
-  case exit(Int32, String)
-  case interrupted
 }

@@ -10,15 +10,15 @@ extension Commands {
     // Ask the gatekeeper first and prepare everything else while it starts up
     // (the two run on different cores): the first frame comes sooner.
     let pending: PendingRequest
-    do { pending = try gatekeeper.start(.status) } catch { throw .failed(error.description) }
+    do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }
     // Beside the daemon's record: the terminal's settings from before the
     // lock, for a lock screen that replaces this one if it is killed.
     let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
     let result: AuthResult
-    do { result = try pending.finish { _, _, _ in false } } catch { throw .failed(error.description) }
+    do { result = try pending.finish { _, _, _ in false } } catch { throw .gatekeeper(error.description) }
     let status = try status(from: result)
     // Nothing to lock with: say so and leave the terminal alone.
-    guard status.passcodeSet else { throw .failed(Self.noPasscode) }
+    guard status.passcodeSet else { throw .noPasscode }
     var screen = LockScreen(
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
@@ -28,7 +28,7 @@ extension Commands {
     // Offered only when configured, its PAM service exists and the store allows it now.
     if status.externalRefusal.isEmpty { overlay.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
-    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
+    do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     guard outcome == .finished else { return 129 }
     // A daemon that adopted this lock screen (it is not its child) reads
     // the unlock from the record's absence.
@@ -43,8 +43,8 @@ extension Commands {
   /// and a passcode is set, so a lock screen started now could be unlocked.
   func lockCheck() throws(CommandFailure) -> Int32 {
     let result: AuthResult
-    do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch { throw .failed(error.description) }
-    guard try status(from: result).passcodeSet else { throw .failed(Self.noPasscode) }
+    do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch { throw .gatekeeper(error.description) }
+    guard try status(from: result).passcodeSet else { throw .noPasscode }
     return 0
   }
 
@@ -56,7 +56,7 @@ extension Commands {
     let overlay = try prepareOverlay(tty: tty).overlay(
       screen: &screen, user: user, gatekeeper: gatekeeper, allowSimple: allowSimple)
     let outcome: PasscodeOverlay.Outcome
-    do { outcome = try overlay.run() } catch { throw .failed(error.description) }
+    do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     screen = overlay.screen
     collect(overlay)
     return outcome
@@ -73,7 +73,7 @@ extension Commands {
     }
     let terminal: LockTerminal
     do { terminal = try LockTerminal(path: tty, term: environment("TERM"), settingsFile: settingsFile) } catch {
-      throw .failed(error.description)
+      throw .refused(error.description)
     }
     SignalPipe.install(
       ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP, SIGUSR1])
@@ -106,7 +106,7 @@ extension Commands {
     var screen = LockScreen(flow: .create, length: nil, now: PasscodeOverlay.now())
     var new = Secret()
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { new.replace(with: $0.second) }
-    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    guard outcome == .finished else { throw .terminalGone }
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
     let code = try self.outcome(result, success: "Passcode set (\(new.count) digits).")
     try askAboutExternal()
@@ -131,7 +131,7 @@ extension Commands {
     do {
       try ConfigLoader.write(text, to: dropIns + "/90-external-choice.conf")
     } catch {
-      throw .failed("could not save your choice: \(error)")
+      throw .refused("could not save your choice: \(error)")
     }
     printOut(yes ? "The lock screen will offer \(what) beside the passcode.\n" : "Only the passcode will unlock the lock screen.\n")
   }
@@ -146,7 +146,7 @@ extension Commands {
       current.replace(with: overlay.first)
       new.replace(with: overlay.second)
     }
-    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    guard outcome == .finished else { throw .terminalGone }
     let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
     return try self.outcome(try run(.change, flags: flags, secrets: current, new), success: "Passcode changed (\(new.count) digits).")
   }
@@ -157,7 +157,7 @@ extension Commands {
       retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
     var current = Secret()
     let outcome = try showOverlay(&screen, user: status.user) { current.replace(with: $0.first) }
-    guard outcome == .finished else { throw .failed("The terminal went away; nothing was changed.") }
+    guard outcome == .finished else { throw .terminalGone }
     return try self.outcome(try run(.remove, secrets: current), success: "Passcode removed.")
   }
 }

@@ -19,7 +19,7 @@ do {
 
 func commands(stdin: Bool) -> Commands { Commands(input: PasscodeInput(standardInput: stdin)) }
 
-do {
+do throws(CommandFailure) {
   let status: Int32
   switch command {
   case .help(let topic):
@@ -40,24 +40,12 @@ do {
   case .lock(let tty, let readyFD, let record, false):
     status = try commands(stdin: false).lock(tty: tty, readyFD: readyFD, record: record)
   case .config:
-    do {
-      printOut(try ConfigLoader.load().rendered())
-      status = 0
-    } catch {
-      printError("Error: \(error)\n")
-      status = 1
-    }
+    do { printOut(try ConfigLoader.load().rendered()) } catch { throw .config("\(error)") }
+    status = 0
   }
   exit(status)
 } catch {
-  switch error {
-  case .failed(let message):
-    printError("Error: \(message)\n")
-    exit(1)
-  case .exit(let code, let message):
-    printError("Error: \(message)\n")
-    exit(code)
-  case .interrupted:
-    exit(130)
-  }
+  // Ctrl-C at a prompt: the shell shows it; nothing more to say.
+  if error != .interrupted { printError("Error: \(error.message)\n") }
+  exit(error.exitStatus)
 }

@@ -63,11 +63,6 @@ final class Logind {
     return try reply.fileDescriptor()
   }
 
-  /// How long logind waits for delay inhibitors: the budget to beat.
-  func inhibitDelayMaxMicroseconds() -> UInt64 {
-    (try? bus.property(Self.name, Self.path, Self.manager, "InhibitDelayMaxUSec").uint64()) ?? 5_000_000
-  }
-
   func setLockedHint(_ session: SessionInfo, _ locked: Bool) {
     do { _ = try bus.call(Self.name, session.path, Self.session, "SetLockedHint", [.bool(locked)]) } catch {
       Log.warning("SetLockedHint(\(locked)) on session \(session.id): \(error)")

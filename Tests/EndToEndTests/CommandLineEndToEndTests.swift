@@ -37,7 +37,7 @@ import Testing
       h.passlock("status").stdout
         == "Passcode: not set\nFailed attempts: 0\nStore: user (not setuid; development mode) \(h.stateDirectory)\nDaemon: not running\n")
     let verify = h.passlock("verify", "--stdin", input: "2580\n")
-    #expect(verify.status == 1)
+    #expect(verify.status == 2, "only a wrong passcode exits 1")
     #expect(verify.stderr == "Error: No passcode is set; run 'passlock set' first.\n")
   }
 
@@ -49,14 +49,14 @@ import Testing
     #expect(set.stdout == "Passcode set (6 digits).\n")
     #expect(h.passlock("status", "--json").stdout.contains("\"passcode_set\":true,\"length\":6,"))
     let again = h.passlock("set", "--stdin", input: "4680\n4680\n")
-    #expect(again.status == 1)
+    #expect(again.status == 2)
     #expect(again.stderr == "Error: A passcode is already set; use 'passlock change' to change it.\n")
   }
 
   @Test func setRefusesSimpleCodesUnlessAllowed() {
     let h = Harness()
     let simple = h.passlock("set", "--stdin", input: "1234\n1234\n")
-    #expect(simple.status == 1)
+    #expect(simple.status == 2)
     #expect(
       simple.stderr == "Error: Passcode refused: a run of ascending digits is easy to guess; choose another or pass --allow-simple.\n")
     let short = h.passlock("set", "--stdin", "--allow-simple", input: "12\n12\n")
@@ -79,7 +79,8 @@ import Testing
     let delayed = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(delayed.status == 75)
     #expect(
-      delayed.stderr.range(of: #"^Error: Too many failed attempts; try again in (1:00|0:5\d)\.\n$"#, options: .regularExpression) != nil)
+      delayed.stderr.range(of: #"^Error: Too many failed passcode attempts; try again in (1:00|0:5\d)\.\n$"#, options: .regularExpression)
+        != nil)
     // Nothing was counted while the delay ran.
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":5,"))
   }
@@ -96,12 +97,12 @@ import Testing
         == "Passcode didn't match. Failed attempts: 10. The passcode is now locked; run 'passlock reset' with your account password.\n")
     let locked = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(locked.status == 77)
-    #expect(locked.stderr == "Error: Too many failed attempts; the account password is required: run 'passlock reset'.\n")
+    #expect(locked.stderr == "Error: Too many failed passcode attempts; the account password is required: run 'passlock reset'.\n")
     #expect(h.passlock("status", "--json").stdout.contains("\"account_password_required\":true"))
 
     h.accountPassword("hunter2")
     let badReset = h.passlock("reset", "--stdin", input: "hunter3\n")
-    #expect(badReset.status == 1)
+    #expect(badReset.status == 2)
     #expect(badReset.stderr == "Error: The account password was not accepted (Authentication failure).\n")
     let reset = h.passlock("reset", "--stdin", input: "hunter2\n")
     #expect(reset.status == 0)
@@ -143,7 +144,7 @@ import Testing
     h.passlock("set", "--stdin", input: "2580\n2580\n")
     h.accountPassword("hunter2")
     let wrong = h.passlock("change", "--forgot", "--stdin", input: "4680\n4680\nhunter3\n")
-    #expect(wrong.status == 1)
+    #expect(wrong.status == 2, "a wrong account password is not a wrong passcode")
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "nothing changed")
     let change = h.passlock("change", "--forgot", "--stdin", input: "4680\n4680\nhunter2\n")
     #expect(change.status == 0)
@@ -159,7 +160,7 @@ import Testing
     h.passlock("set", "--stdin", input: "2580\n2580\n")
     chmod(h.stateDirectory + "/passcode", 0o644)
     let result = h.passlock("verify", "--stdin", input: "2580\n")
-    #expect(result.status == 1)
+    #expect(result.status == 74, "a refused store has its own status")
     #expect(
       result.stderr
         == "Error: \(h.stateDirectory)/passcode is readable or writable by others (mode 0644); run 'chmod 0600 \(h.stateDirectory)/passcode'\n"
@@ -186,7 +187,7 @@ import Testing
 
     try "[Appearance]\n\nDotColor=teal\n".write(toFile: user + "/passlock/passlock.conf", atomically: true, encoding: .utf8)
     let broken = h.passlock("config")
-    #expect(broken.status == 1)
+    #expect(broken.status == 78)
     #expect(broken.stdout == "")
     #expect(broken.stderr.hasPrefix("Error: \(user)/passlock/passlock.conf:3: DotColor=teal: expected one of: default,"))
   }

@@ -60,16 +60,16 @@ struct LockEndToEndTests {
     let h = Harness()
     let t = Tmux(h)
     t.type("echo still-here; passlock lock; echo rc=$?", enter: true)
-    let screen = t.waitFor { $0.contains("rc=1") }
+    let screen = t.waitFor { $0.contains("rc=2") }
     #expect(screen.contains("Error: No passcode is set; run 'passlock set' first."))
-    #expect(screen.contains("rc=1"))
+    #expect(screen.contains("rc=2"))
     #expect(screen.contains("still-here"))
   }
 
   @Test func notATerminalIsAClearError() {
     let (h, _) = Self.locked()
     let result = h.passlock("lock")
-    #expect(result.status == 1)
+    #expect(result.status == 2)
     #expect(result.stderr == "Error: standard input is not a terminal; run 'passlock lock' in a terminal, or pass --tty PATH\n")
   }
 

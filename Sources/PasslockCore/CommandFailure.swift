@@ -1,0 +1,86 @@
+/// Why a `passlock` command did not succeed, as data: `message` is the one
+/// place its wording lives and `exitStatus` the documented status it ends
+/// with (passlock(1), EXIT STATUS). Commands throw these; `main` prints
+/// "Error: <message>" and exits with the status.
+public enum CommandFailure: Error, Equatable, Sendable {
+  // 2: the request cannot be done as asked.
+  case noPasscode
+  case alreadySet
+  /// The new passcode breaks the policy (its words), or the two entries differ.
+  case passcodeRefused(String)
+  case nothingEntered
+  case accountPasswordRejected(String?)
+  case externalFailed(String?)
+  case terminalGone
+  case daemonNotRunning
+  case daemonRefused(String)
+  /// Anything else the user can fix, in words that say how.
+  case refused(String)
+  // 70: the gatekeeper could not run, or broke its protocol.
+  case gatekeeper(String)
+  // 74: the store cannot be used as it is (world-readable, corrupt…); the
+  // gatekeeper's message says how to fix it.
+  case store(String)
+  // 75: a delay from earlier failures is running.
+  case delayed(retryAfterSeconds: Int64)
+  // 77: only the account password opens it now.
+  case accountPasswordRequired(reason: String?)
+  // 78: a config file is wrong (file:line).
+  case config(String)
+  // 130: interrupted (Ctrl-C at a prompt).
+  case interrupted
+
+  /// The one "too many failures" sentence, for the CLI and the PAM module.
+  public static func tooManyFailures(retryAfterSeconds: Int64?) -> String {
+    guard let seconds = retryAfterSeconds else { return "Too many failed passcode attempts; the account password is required." }
+    return "Too many failed passcode attempts; try again in \(TimeText.clock(seconds))."
+  }
+
+  public var message: String {
+    switch self {
+    case .noPasscode: return "No passcode is set; run 'passlock set' first."
+    case .alreadySet: return "A passcode is already set; use 'passlock change' to change it."
+    case .passcodeRefused(let why): return "Passcode refused: \(why)."
+    case .nothingEntered: return "No passcode was entered."
+    case .accountPasswordRejected(let why): return "The account password was not accepted (\(why ?? "PAM refused"))."
+    case .externalFailed(let why): return why ?? "the external authenticator failed"
+    case .terminalGone: return "The terminal went away; nothing was changed."
+    case .daemonNotRunning: return "passlockd is not running; start it with 'systemctl --user start passlockd'."
+    case .daemonRefused(let answer): return "passlockd: \(answer)"
+    case .refused(let text), .gatekeeper(let text), .store(let text), .config(let text): return text
+    case .delayed(let seconds): return Self.tooManyFailures(retryAfterSeconds: seconds)
+    case .accountPasswordRequired(let reason):
+      let why = reason.map { " (\($0))" } ?? ""
+      return "Too many failed passcode attempts\(why); the account password is required: run 'passlock reset'."
+    case .interrupted: return "Interrupted."
+    }
+  }
+
+  public var exitStatus: Int32 {
+    switch self {
+    case .noPasscode, .alreadySet, .passcodeRefused, .nothingEntered, .accountPasswordRejected, .externalFailed,
+      .terminalGone, .daemonNotRunning, .daemonRefused, .refused:
+      return 2
+    case .gatekeeper: return 70
+    case .store: return 74
+    case .delayed: return 75
+    case .accountPasswordRequired: return 77
+    case .config: return 78
+    case .interrupted: return 130
+    }
+  }
+
+  /// A gatekeeper answer that is not the one asked for, as the failure it means.
+  public init(_ code: AuthProtocol.ResultCode, message: String?) {
+    switch code {
+    case .noPasscode: self = .noPasscode
+    case .alreadySet: self = .alreadySet
+    case .rejected: self = .passcodeRefused(message ?? "not allowed")
+    case .accountPasswordFailed: self = .accountPasswordRejected(message)
+    case .externalUnavailable, .externalFailed, .externalDisabled: self = .externalFailed(message)
+    case .storeError: self = .store(message ?? "the passcode store cannot be used")
+    case .ok, .mismatch, .delayed, .accountPasswordRequired, .protocolError:
+      self = .gatekeeper(message ?? "passlock-auth failed (\(code))")
+    }
+  }
+}
