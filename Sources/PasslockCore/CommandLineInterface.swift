@@ -165,7 +165,12 @@ public enum CLI {
   public static func usageError(_ error: UsageError) -> String {
     let usage = error.subcommand?.usage ?? "passlock <subcommand>"
     let helpCommand = error.subcommand.map { "passlock \($0.rawValue) --help" } ?? "passlock --help"
-    return "Error: \(error.message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.\n"
+    return usageError(error.message, usage: usage, helpCommand: helpCommand)
+  }
+
+  /// The one usage-error format of every passlock program (exit 64).
+  public static func usageError(_ message: String, usage: String, helpCommand: String) -> String {
+    "Error: \(message)\nUsage: \(usage)\n  See '\(helpCommand)' for more information.\n"
   }
 
   static func pad(_ s: String, _ width: Int) -> String {

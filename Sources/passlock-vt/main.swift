@@ -13,8 +13,11 @@ import PasslockPOSIX
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 func fail(_ error: HolderError) -> Never {
+  if case .usage(let message) = error {
+    printError(CLI.usageError(message, usage: "passlock-vt --vt N [--ready-fd FD] | --release", helpCommand: "passlock-vt --help"))
+    exit(64)
+  }
   printError("passlock-vt: \(error)\n")
-  if case .usage = error { exit(64) }
   if case .stuck = error { exit(3) }
   exit(1)
 }
@@ -40,10 +43,10 @@ while let argument = rest.popFirst() {
   switch argument {
   case "--vt": sessionVT = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 0 && $0 < 64 ? $0 : nil }
   case "--ready-fd": readyFD = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 2 ? $0 : nil }
-  default: fail(.usage("unknown argument '\(argument)'; see 'passlock-vt --help'"))
+  default: fail(.usage("Unexpected argument '\(argument)'"))
   }
 }
-guard let sessionVT else { fail(.usage("--vt N is required; see 'passlock-vt --help'")) }
+guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
 
 let caller = getuid()
 /// The logind session the lock is for (non-root callers).

@@ -27,7 +27,7 @@ if arguments == ["--version"] {
   exit(0)
 }
 if !arguments.isEmpty {
-  printError("Error: Unexpected argument '\(arguments[0])'\nUsage: passlockd\n  See 'passlockd --help' for more information.\n")
+  printError(CLI.usageError("Unexpected argument '\(arguments[0])'", usage: "passlockd", helpCommand: "passlockd --help"))
   exit(64)
 }
 

@@ -110,6 +110,18 @@ import Testing
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0)
   }
 
+  /// passlock, passlockd and passlock-vt word a usage error the same way.
+  @Test(arguments: [
+    ("passlock", ["verify", "1234"], "Unexpected argument '1234'", "passlock verify [--stdin]", "passlock verify --help"),
+    ("passlockd", ["--bogus"], "Unexpected argument '--bogus'", "passlockd", "passlockd --help"),
+    ("passlock-vt", ["--bogus"], "Unexpected argument '--bogus'", "passlock-vt --vt N [--ready-fd FD] | --release", "passlock-vt --help"),
+  ])
+  func everyProgramWordsAUsageErrorAlike(_ program: String, _ arguments: [String], _ message: String, _ usage: String, _ help: String) {
+    let run = Harness().run(Harness.binDirectory + "/" + program, arguments, input: Data())
+    #expect(run.status == 64)
+    #expect(run.stderr == "Error: \(message)\nUsage: \(usage)\n  See '\(help)' for more information.\n")
+  }
+
   @Test func changeAndRemove() {
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")
