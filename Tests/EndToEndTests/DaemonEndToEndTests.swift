@@ -134,11 +134,11 @@ final class DaemonEndToEndTests {
 
   @Test func noPasscodeMeansNoInhibitorUntilOneIsSet() throws {
     #expect(h.passlock("remove", "--stdin", input: "2580\n").status == 0)
-    try logind.startDaemon()
-    usleep(500_000)
+    try logind.startDaemon()  // returns once it logged "passlockd ready: …"
+    #expect(logind.daemonLog.contains("passcode not set, inhibitor not held"))
     #expect(logind.inhibitors().isEmpty)
     logind.lockSession()
-    usleep(300_000)
+    waitFor("the Lock is answered") { logind.daemonLog.contains("logind Lock — no passcode is set, nothing to lock with") }
     #expect(logind.lockerPIDs.isEmpty, "nothing to lock with")
     // `passlock set` tells the daemon, which takes an inhibitor without a restart.
     #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
@@ -286,9 +286,8 @@ final class DaemonEndToEndTests {
       let lockVT = Int32(VirtualConsoleTests.activeConsole())
       logind.stopDaemon(andLockers: false)
       try logind.startDaemon()
-      usleep(300_000)
+      waitFor("the new daemon finds the holder") { logind.daemonLog.contains("survived a restart") }
       #expect(holders().count == 1, "no second holder on the same session")
-      #expect(logind.daemonLog.contains("survived a restart"))
       #expect(logind.lockedHint)
       ConsoleHolderTests.type("2580", onVT: lockVT)
       waitFor("the adopted holder's unlock is noticed") { holders().isEmpty && !logind.lockedHint }

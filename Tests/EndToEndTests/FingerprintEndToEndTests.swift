@@ -150,8 +150,10 @@ final class FingerprintEndToEndTests {
     let lockScreen = try #require(t.lockerPID)
     let gatekeepers = h.run("/usr/bin/pgrep", ["-P", String(lockScreen), "-x", "passlock-auth"], input: Data()).stdout
     #expect(!gatekeepers.isEmpty, "the external stack's gatekeeper runs")
-    for pid in gatekeepers.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
-    usleep(200_000)
+    let killed = gatekeepers.split(separator: "\n").compactMap { pid_t($0) }
+    for pid in killed { kill(pid, SIGKILL) }
+    let gone = Date().addingTimeInterval(2)
+    while killed.contains(where: { ExternalAuthenticatorEndToEndTests.isRunning($0) }) && Date() < gone { usleep(5_000) }
     #expect((externalFailures ?? 0) >= 1, "the failed scan stays counted: \(String(describing: externalFailures))")
     t.type("2580")
     #expect(t.waitFor("rc=0"))
