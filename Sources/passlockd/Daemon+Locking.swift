@@ -28,7 +28,11 @@ extension Daemon {
   }
 
   func lock(_ session: Logind.SessionInfo, reason: String) {
-    guard lockers[session.id] == nil, adopted[session.id] == nil else { return }  // one lock per session, never stacked
+    // One lock per session, never stacked.
+    guard lockers[session.id] == nil, adopted[session.id] == nil else {
+      Log.info("session \(session.id): \(reason) — already locked")
+      return
+    }
     guard passcodeSet else {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return

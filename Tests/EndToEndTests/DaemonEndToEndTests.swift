@@ -55,7 +55,7 @@ final class DaemonEndToEndTests {
       screen += logind.drain()
       return logind.lockedHint && screen.contains("Enter Passcode")
     }
-    usleep(200_000)
+    waitFor("the second Lock is answered") { logind.daemonLog.contains("logind Lock — already locked") }
     #expect(logind.lockerPIDs.count == 1, "one lock per session, never stacked")
     logind.type("2580")
     waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }

@@ -87,10 +87,17 @@ struct LockEndToEndTests {
     #expect(screen.contains("○  ○  ○  ○"), "no digit was taken")
     #expect(!screen.contains("rc=0"))
     let pid = try #require(t.lockerPID)
-    for signal in [SIGINT, SIGTERM, SIGQUIT, SIGTSTP, SIGTTOU] {
+    // Ignored, not caught: the kernel drops them at once (SigIgn in /proc).
+    let signals = [SIGINT, SIGTERM, SIGQUIT, SIGTSTP, SIGTTOU]
+    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    let ignored =
+      status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap {
+        UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16)
+      } ?? 0
+    for signal in signals {
+      #expect(ignored & (1 << UInt64(signal - 1)) != 0, "signal \(signal) is ignored")
       kill(pid, signal)
     }
-    usleep(200_000)
     #expect(kill(pid, 0) == 0, "the lock survives INT, TERM, QUIT, TSTP")
     #expect(t.screen.contains("Enter Passcode"))
     t.type("2580")
