@@ -38,6 +38,8 @@ let package = Package(
     .target(name: "PasslockCore"),
     // File descriptors, errno, termios, processes: the only layer that makes syscalls.
     .target(name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"]),
+    // The password database (getpwuid_r): not for the static `passlock`.
+    .target(name: "PasslockAccounts"),
     // The passcode store: yescrypt hashing and the on-disk records.
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
     // PAM: client transactions (account password) and the module side's calls.
@@ -49,7 +51,7 @@ let package = Package(
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
     .target(
       name: "PAMPasslock",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockClient"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockClient", "PasslockAccounts"],
       exclude: ["exports.map"],
       linkerSettings: [
         .unsafeFlags([
@@ -67,7 +69,7 @@ let package = Package(
       linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-vt",
-      dependencies: ["PasslockCore", "PasslockPOSIX"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockAccounts"],
       linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",
@@ -75,7 +77,7 @@ let package = Package(
       linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlock-auth",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockAccounts"],
       linkerSettings: staticRuntime),
 
     .target(name: "PAMTestExternal", linkerSettings: [.linkedLibrary("pam")]),

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockAccounts
 import PasslockClient
 import PasslockCore
 import PasslockPAM

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockAccounts
 import PasslockCore
 import PasslockPOSIX
 import PasslockStore

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockAccounts
 import PasslockPOSIX
 
 /// Runs the lock screen as the user. posix_spawn (never a bare fork) with

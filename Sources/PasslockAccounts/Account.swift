@@ -1,7 +1,9 @@
 import Glibc
 
 /// A user account from the password database (getpwuid_r(3)): the one place
-/// that reads it.
+/// that reads it. A module of its own so that the fully static lock screen,
+/// which never looks a user up (NSS needs the dynamic loader), does not carry
+/// glibc's NSS code.
 public struct Account: Sendable, Equatable {
   public var name: String
   public var uid: uid_t
