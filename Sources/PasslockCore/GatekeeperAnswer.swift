@@ -21,7 +21,9 @@ public enum VerifyOutcome: Equatable, Sendable {
     case .ok:
       self = .accepted
     case .mismatch:
-      guard let failures = result.fields["failed_attempts"].flatMap({ Int($0) }), failures > 0 else {
+      // 0 happens: the same wrong passcode twice counts once, and a success
+      // elsewhere may have cleared the count meanwhile.
+      guard let failures = result.fields["failed_attempts"].flatMap({ Int($0) }), failures >= 0 else {
         self = .failed(.protocolError, message: "passlock-auth answered 'wrong' without the count of failures")
         return
       }

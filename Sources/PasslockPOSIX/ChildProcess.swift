@@ -102,6 +102,17 @@ func cleanSpawn(
   return posix_spawn(&pid, path, &actions, &attributes, argv, &envp)
 }
 
+/// Waits for child `pid`: its wait status, or nil when waitpid cannot report
+/// one (ECHILD: with SIGCHLD ignored the kernel reaps children itself). Callers
+/// must treat nil as a failure, never as an exit 0.
+public func waitStatus(of pid: pid_t) -> Int32? {
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) == -1 {
+    guard errno == EINTR else { return nil }
+  }
+  return status
+}
+
 /// The exit status of a finished child as waitpid reported it: its exit code,
 /// or 128 + the signal that killed it.
 public func exitCode(fromWaitStatus status: Int32) -> Int32 {

@@ -9,13 +9,16 @@ import PasslockPOSIX
 // A client that goes away must not kill us mid-write with SIGPIPE: the write
 // fails with EPIPE instead, after the counter was already persisted.
 signal(SIGPIPE, SIG_IGN)
+// An ignored SIGCHLD survives exec; a PAM module that runs a helper and
+// waits for it needs the default.
+signal(SIGCHLD, SIG_DFL)
 
 // A caller that dies (a lock screen killed with SIGKILL) takes us with it: a
 // stack still waiting for a finger would otherwise keep the caller's terminal,
 // the lock VT among them, open until its own timeout, or for ever. What was
 // counted is on disk already. (Callers start us from the thread that waits
 // for the answer, so that thread's exit is the caller's.)
-guard ParentDeath.deliver(SIGKILL) else { exit(Int32(AuthProtocol.ResultCode.protocolError.rawValue)) }
+guard ParentDeath.deliver(SIGKILL, answers: 1) else { exit(Int32(AuthProtocol.ResultCode.protocolError.rawValue)) }
 
 let channel = FrameChannel(input: .standardInput, output: .standardOutput)
 

@@ -42,8 +42,7 @@ enum OverlayRunner {
       break
     }
     close(output.read)
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let status = waitStatus(of: pid) ?? -1
     guard status != 0 else { return nil }
     var said = String(decoding: text.prefix(512), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     if said.hasPrefix("Error: ") { said.removeFirst(7) }

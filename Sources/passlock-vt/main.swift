@@ -12,6 +12,10 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+// An ignored SIGCHLD survives exec: with it the kernel reaps our lock screens
+// itself and waitpid reports no status at all. Take the default back.
+Glibc.signal(SIGCHLD, SIG_DFL)
+
 func fail(_ error: HolderError) -> Never {
   if case .usage(let message) = error {
     printError(CLI.usageError(message, usage: "passlock-vt --vt N [--ready-fd FD] | --release", helpCommand: "passlock-vt --help"))
@@ -137,8 +141,7 @@ do {
   let started = try startOverlay(on: prepared.tty)
   first = started.pid
   guard waitForFrame(started.ready) else {
-    var status: Int32 = 0
-    while waitpid(first, &status, 0) == -1 && errno == EINTR {}
+    let status = waitStatus(of: first) ?? -1
     prepared.abandon(console)
     let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
@@ -194,9 +197,9 @@ while true {
       continue
     }
   }
-  var status: Int32 = 0
   defer { currentOverlay = 0 }
-  while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+  // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
+  let status = waitStatus(of: pid) ?? -1
   if status == 0 {
     holder.end(closing: lockFD)
     exit(0)

@@ -62,14 +62,21 @@ final class ConsoleHolderTests {
     return out.split(separator: "\n").compactMap { pid_t($0) }
   }
 
-  /// Starts the holder for the session VT; returns the lock VT once the first frame is up.
-  func lock() throws -> Int32 {
+  /// Starts the holder for the session VT; returns the lock VT once the first
+  /// frame is up. `ignoringChildren`: as a caller that set SIGCHLD to SIG_IGN
+  /// (which survives exec) would start it.
+  func lock(ignoringChildren: Bool = false) throws -> Int32 {
     var ready: [Int32] = [0, 0]
     pipe(&ready)
+    let command = [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"]
+    let ignoring = [
+      "/usr/bin/python3", "-c",
+      "import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])",
+    ]
     holder = try #require(
       Spawn.start(
-        [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"],
-        environment: h.environment, descriptors: [(parent: ready[1], child: Int32(3))]))
+        (ignoringChildren ? ignoring : []) + command, environment: h.environment,
+        descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     var byte: UInt8 = 0
     var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
@@ -123,6 +130,25 @@ final class ConsoleHolderTests {
     #expect(Self.consoleLogLevel() == logLevel)
     try Self.activate(Int32(original))
     #expect(VT.activeConsole() == original, "switching is allowed again")
+  }
+
+  /// With SIGCHLD ignored, children are reaped by the kernel and waitpid
+  /// fails: that must never read as the lock screen's exit 0.
+  @Test func aCallerIgnoringSIGCHLDCannotTurnAKilledLockScreenIntoAnUnlock() throws {
+    let lockVT = try lock(ignoringChildren: true)
+    let first = try #require(overlays().first)
+    kill(first, SIGKILL)
+    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    #expect(kill(holder, 0) == 0, "the holder still holds the console")
+    #expect(VT.activeConsole() == lockVT, "still locked")
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() == lockVT, "switching still locked")
+    let screenUp = { self.screen(lockVT).contains("Enter Passcode") }
+    waitFor("the new lock screen's frame", screenUp)
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode still unlocks")
+    holder = 0
+    #expect(VT.activeConsole() == session.number)
   }
 
   @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {

@@ -11,6 +11,28 @@ import Testing
     Data(frame(0x01, [1, 2, 0]) + frame(0x02, Array(passcode.utf8)) + frame(0x03))
   }
 
+  /// Its caller died before it got going (nobody reads its answers): it does
+  /// nothing at all, rather than run a check no one waits for.
+  @Test func aGatekeeperWhoseCallerIsGoneDoesNothing() throws {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    try Self.verifyRequest("1111").write(to: URL(fileURLWithPath: h.root + "/request"))
+    let request = open(h.root + "/request", O_RDONLY | O_CLOEXEC)
+    var answers: [Int32] = [0, 0]
+    pipe(&answers)
+    close(answers[0])  // the reader is gone
+    let pid = try #require(
+      Spawn.start(
+        [Harness.binDirectory + "/passlock-auth"], environment: h.environment,
+        descriptors: [
+          (parent: request, child: Int32(0)), (parent: answers[1], child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2)),
+        ]))
+    close(answers[1])
+    close(request)
+    #expect(Spawn.wait(pid, seconds: 5) == 7)
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "nothing was checked or counted")
+  }
+
   @Test func garbageIsAProtocolErrorAndCountsNothing() {
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")

@@ -48,7 +48,7 @@ import Testing
   }
 
   @Test func aWrongAnswerWithoutItsCountIsAProtocolError() {
-    for fields in [[:], ["failed_attempts": "x"], ["failed_attempts": "0"]] as [[String: String]] {
+    for fields in [[:], ["failed_attempts": "x"], ["failed_attempts": "-1"]] as [[String: String]] {
       guard case .failed(.protocolError, _) = VerifyOutcome(AuthResult(.mismatch, fields)) else {
         Issue.record("\(fields) decoded as something else")
         continue
