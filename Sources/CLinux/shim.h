@@ -6,7 +6,9 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 // prctl(PR_SET_PDEATHSIG): `signal` is sent to the caller when the thread
 // that created it exits.
@@ -28,6 +30,9 @@ static inline int passlock_vt_release_display(int fd, int acknowledge) { return 
 static inline int passlock_vt_lock_switching(int fd) { return ioctl(fd, VT_LOCKSWITCH, 1); }
 static inline int passlock_vt_unlock_switching(int fd) { return ioctl(fd, VT_UNLOCKSWITCH, 1); }
 static inline int passlock_vt_disallocate(int fd, int vt) { return ioctl(fd, VT_DISALLOCATE, vt); }
+
+// pidfd_open(2): a descriptor that polls readable once the process exits.
+static inline int passlock_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 // getsockopt(SO_PEERCRED): struct ucred is declared only under _GNU_SOURCE;
 // this is its layout (socket(7)), which the kernel fixes.

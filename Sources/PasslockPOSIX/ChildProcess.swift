@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A child started with posix_spawn(3) (never fork without exec), its standard
@@ -100,6 +101,13 @@ func cleanSpawn(
   }
   guard var envp else { return posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
   return posix_spawn(&pid, path, &actions, &attributes, argv, &envp)
+}
+
+/// pidfd_open(2): a descriptor of `pid` that polls readable once it exited.
+public func processDescriptor(_ pid: pid_t) throws(SystemError) -> Int32 {
+  let fd = passlock_pidfd_open(pid)
+  guard fd >= 0 else { throw SystemError("pidfd_open") }
+  return fd
 }
 
 /// Waits for child `pid`: its wait status, or nil when waitpid cannot report

@@ -150,6 +150,8 @@ do {
   prepared.abandon(console)
   fail(error)
 }
+// Opened before the lock: a switch right after it is seen, not missed.
+let switches = SwitchWatch()
 let holder: Holder
 do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
   kill(first, SIGKILL)
@@ -199,7 +201,7 @@ while true {
   }
   defer { currentOverlay = 0 }
   // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
-  let status = waitStatus(of: pid) ?? -1
+  let status = (switches.map { $0.supervise(pid, holder: holder) } ?? waitStatus(of: pid)) ?? -1
   if status == 0 {
     holder.end(closing: lockFD)
     exit(0)

@@ -151,6 +151,25 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == session.number)
   }
 
+  /// A switch the kernel carries out while locked (one requested before the
+  /// lock, done late; here root unlocks switching and switches behind the
+  /// holder's back) is undone: the lock VT comes back, switching locked again.
+  @Test func aSwitchAwayWhileLockedIsUndone() throws {
+    let lockVT = try lock()
+    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
+    defer { close(console) }
+    _ = ioctl(console, UInt(0x560C), Int32(1))  // VT_UNLOCKSWITCH
+    try Self.activate(session.number)
+    waitFor("the lock VT is back", seconds: 2) { VT.activeConsole() == lockVT }
+    try Self.activate(session.number)
+    usleep(100_000)
+    #expect(VT.activeConsole() == lockVT, "switching is locked again")
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0)
+    holder = 0
+    #expect(VT.activeConsole() == session.number)
+  }
+
   @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {
     let lockVT = try lock()
     let first = try #require(overlays().first)
