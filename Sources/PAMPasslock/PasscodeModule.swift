@@ -150,7 +150,7 @@ struct PasscodeModule {
 
   func verifyThroughHelper(_ user: String) -> Int32 {
     // passlock-auth acts for the real uid only: another user's passcode cannot apply here.
-    guard let own = Self.userName(uid: getuid()), own == user else { return PAMCode.unavailable }
+    guard let own = Account.real()?.name, own == user else { return PAMCode.unavailable }
     let helper = GatekeeperClient(path: options.helper)
     let statusResult: AuthResult
     do { statusResult = try helper.run(.status) { _, _, _ in false } } catch {
@@ -184,5 +184,4 @@ struct PasscodeModule {
     }
   }
 
-  static func userName(uid: uid_t) -> String? { Account.lookup(uid: uid)?.name }
 }

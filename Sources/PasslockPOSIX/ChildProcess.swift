@@ -67,10 +67,7 @@ public struct ChildProcess: Sendable {
 
   /// Waits for the child; its exit status, or 128 + signal number.
   public func wait() -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 {
-      guard errno == EINTR else { return 127 }
-    }
+    guard let status = waitStatus(of: pid) else { return 127 }
     return exitCode(fromWaitStatus: status)
   }
 }

@@ -99,11 +99,9 @@ struct Gatekeeper {
     case .wait(let seconds): outcome = .delayed(retryAfterSeconds: seconds)
     case .accountPasswordRequired(let reason): outcome = .accountPasswordRequired(reason: reason)
     case .mismatch(let failures, let next):
-      switch next {
-      case .open: outcome = .wrong(failures: failures, retryAfterSeconds: 0, accountPasswordRequired: false)
-      case .wait(let seconds): outcome = .wrong(failures: failures, retryAfterSeconds: seconds, accountPasswordRequired: false)
-      case .accountPasswordRequired: outcome = .wrong(failures: failures, retryAfterSeconds: 0, accountPasswordRequired: true)
-      }
+      var retry: Int64 = 0
+      if case .wait(let seconds) = next { retry = seconds }
+      outcome = .wrong(failures: failures, retryAfterSeconds: retry, accountPasswordRequired: next == .accountPasswordRequired)
     }
     return outcome.result
   }

@@ -15,7 +15,7 @@ enum PAMConversationRelay {
   static func relay(
     _ channel: FrameChannel, _ style: AuthProtocol.PromptStyle, _ text: String, _ answer: inout Secret
   ) -> Bool {
-    let payload = [style.rawValue] + Array(text.utf8.prefix(1024))
+    let payload = frame(style, text)
     do {
       guard style == .secret || style == .visible else {
         try channel.send(.message, payload)
@@ -32,6 +32,11 @@ enum PAMConversationRelay {
 
   /// A message of our own, shown as PAM's are.
   static func tell(_ channel: FrameChannel, _ text: String, style: AuthProtocol.PromptStyle = .info) {
-    try? channel.send(.message, [style.rawValue] + Array(text.utf8.prefix(1024)))
+    try? channel.send(.message, frame(style, text))
+  }
+
+  /// A `message` or `prompt` payload: the style, then at most 1 KiB of text.
+  static func frame(_ style: AuthProtocol.PromptStyle, _ text: String) -> [UInt8] {
+    [style.rawValue] + Array(text.utf8.prefix(1024))
   }
 }

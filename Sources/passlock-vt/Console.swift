@@ -9,7 +9,7 @@ struct Console {
   let consoles: VirtualConsoles
 
   init() throws(HolderError) {
-    do { consoles = try VirtualConsoles() } catch { throw HolderError(error) }
+    do { consoles = try VirtualConsoles() } catch { throw .system(error) }
   }
 
   /// The VT on screen now (0 when the kernel will not say).
@@ -17,7 +17,7 @@ struct Console {
 
   /// A VT nobody has open.
   func free() throws(HolderError) -> Int32 {
-    do { return try consoles.firstFree() } catch { throw HolderError(error) }
+    do { return try consoles.firstFree() } catch { throw .system(error) }
   }
 
   /// Switches to `vt`, waiting at most `seconds`. A display server holds its
@@ -32,7 +32,7 @@ struct Console {
   /// cancelled and the lock fails, loudly.
   func switchTo(_ vt: Int32, within seconds: Double = 0.5) throws(HolderError) {
     let from = active()
-    do { try consoles.activate(vt) } catch { throw HolderError(error) }
+    do { try consoles.activate(vt) } catch { throw .system(error) }
     if waitUntilActive(vt, seconds: seconds, reissuing: true) { return }
     let stuck = try? VirtualConsoles(device: "/dev/tty\(from)")
     defer { if let stuck { close(stuck.fd) } }
@@ -96,10 +96,20 @@ struct Console {
   func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
 
   func lockSwitching() throws(HolderError) {
-    do { try consoles.lockSwitching() } catch { throw HolderError(error) }
+    do { try consoles.lockSwitching() } catch { throw .system(error) }
   }
 
   func unlockSwitching() { try? consoles.unlockSwitching() }
+
+  /// Brings `vt` back on screen after something else came there, and locks
+  /// switching again even when the switch fails (then throws its error).
+  func takeBack(_ vt: Int32) throws(HolderError) {
+    unlockSwitching()
+    var failure: HolderError?
+    do { try switchTo(vt) } catch { failure = error }
+    try lockSwitching()
+    if let failure { throw failure }
+  }
 
   func release(_ vt: Int32) { try? consoles.disallocate(vt) }
 }
@@ -149,18 +159,14 @@ struct KernelKnobs: Equatable {
 enum HolderError: Error, CustomStringConvertible {
   case usage(String)
   case refused(String)
-  case system(String, Int32)
+  case system(SystemError)
   /// The display server on screen does not give up the VT; exit status 3.
   case stuck(String)
-
-  init(_ error: SystemError) {
-    self = .system(error.path.map { "\(error.call) \($0)" } ?? error.call, error.errno)
-  }
 
   var description: String {
     switch self {
     case .usage(let text), .refused(let text), .stuck(let text): return text
-    case .system(let call, let code): return "\(call): \(String(cString: strerror(code)))"
+    case .system(let error): return error.description
     }
   }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockPOSIX
 
 /// One console lock: a VT of its own, switching locked, kernel messages
 /// muted, the lock screen run as the user on it until it exits 0. The record in
@@ -44,7 +45,7 @@ struct Holder {
     }
     let vt = try console.free()
     let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC)
-    guard fd >= 0 else { throw .system("open /dev/tty\(vt)", errno) }
+    guard fd >= 0 else { throw .system(SystemError("open", path: "/dev/tty\(vt)")) }
     // The lock screen runs as the user and opens the VT itself.
     fchown(fd, user, 5)  // group tty
     fchmod(fd, 0o600)
@@ -74,9 +75,7 @@ struct Holder {
         if console.active() != prepared.vt {
           tries += 1
           guard tries < 10 else { throw HolderError.stuck("the console keeps switching away from the lock VT") }
-          console.unlockSwitching()
-          try console.switchTo(prepared.vt)
-          try console.lockSwitching()
+          try console.takeBack(prepared.vt)
           settled = console.monotonicSeconds() + 0.03
         }
         usleep(500)

@@ -74,7 +74,7 @@ enum OverlayRunner {
       return try ChildProcess.launch(
         overlayPath(), arguments: arguments, descriptors: descriptors, environment: environment, resetIDs: true)
     } catch {
-      throw .system("posix_spawn", error.errno)
+      throw .system(SystemError("posix_spawn", errno: error.errno))
     }
   }
 }

@@ -43,11 +43,7 @@ struct SwitchWatch {
         // Reading is also what re-arms the notification; if it fails, stop
         // watching rather than spin on a notification never consumed.
         guard let active = Self.read(fd) else { return waitStatus(of: pid) }
-        if active != holder.lockVT {
-          holder.console.unlockSwitching()
-          try? holder.console.switchTo(holder.lockVT)
-          try? holder.console.lockSwitching()
-        }
+        if active != holder.lockVT { try? holder.console.takeBack(holder.lockVT) }
       }
       fds[0].revents = 0
       fds[1].revents = 0

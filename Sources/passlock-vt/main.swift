@@ -95,7 +95,7 @@ Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SI
 /// Starts one lock screen on the lock VT; returns it and its ready pipe's read end.
 func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
   let ready: (read: Int32, write: Int32)
-  do { ready = try closeOnExecPipe() } catch { throw .system("pipe", error.errno) }
+  do { ready = try closeOnExecPipe() } catch { throw .system(SystemError("pipe", errno: error.errno)) }
   do {
     let pid = try OverlayRunner.start(tty: tty, readyPipe: ready.write)
     close(ready.write)

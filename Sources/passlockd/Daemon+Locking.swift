@@ -20,7 +20,7 @@ extension Daemon {
 
   /// The local sessions that get a lock screen.
   func lockableSessions() -> [Logind.SessionInfo] {
-    localSessions().filter { plan($0).locks }
+    sessions.values.filter { plan($0).locks }.sorted { $0.id < $1.id }
   }
 
   func lockAll(reason: String) {

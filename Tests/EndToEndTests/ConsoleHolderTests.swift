@@ -1,4 +1,5 @@
 import Foundation
+import PasslockPOSIX
 import Testing
 
 /// passlock-vt on this VM's real virtual consoles (root only). Every test
@@ -156,9 +157,9 @@ final class ConsoleHolderTests {
   /// holder's back) is undone: the lock VT comes back, switching locked again.
   @Test func aSwitchAwayWhileLockedIsUndone() throws {
     let lockVT = try lock()
-    let console = open("/dev/tty0", O_RDWR | O_NOCTTY)
-    defer { close(console) }
-    _ = ioctl(console, UInt(0x560C), Int32(1))  // VT_UNLOCKSWITCH
+    let consoles = try VirtualConsoles()
+    defer { close(consoles.fd) }
+    try consoles.unlockSwitching()
     try Self.activate(session.number)
     waitFor("the lock VT is back", seconds: 2) { VT.activeConsole() == lockVT }
     try Self.activate(session.number)

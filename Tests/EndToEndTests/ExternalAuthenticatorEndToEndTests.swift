@@ -1,4 +1,5 @@
 import Foundation
+import PasslockPOSIX
 import Testing
 
 /// The external authenticator beside the passcode, with a test PAM module
@@ -101,14 +102,8 @@ final class ExternalAuthenticatorEndToEndTests {
   }
 
   /// /proc/PID/stat: the parent's pid, and whether it runs (a zombie does not).
-  static func stat(_ pid: pid_t) -> [Substring]? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = text.lastIndex(of: ")") else {
-      return nil
-    }
-    return text[text.index(after: end)...].split(separator: " ")
-  }
-  static func parent(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 1 ? pid_t($0[1]) : nil } }
-  static func isRunning(_ pid: pid_t) -> Bool { stat(pid).map { $0.first != "Z" } ?? false }
+  static func parent(of pid: pid_t) -> pid_t? { ForegroundJob.statFields(pid).flatMap { $0.count > 1 ? pid_t($0[1]) : nil } }
+  static func isRunning(_ pid: pid_t) -> Bool { ForegroundJob.statFields(pid).map { $0.first != "Z" } ?? false }
 
   @Test func fiveFailuresDisableItUntilThePasscodeSucceeds() throws {
     try configure(autoStart: false)

@@ -238,11 +238,12 @@ final class FprintdBed {
 
   let h: Harness
   var socket: String { h.root + "/fp.sock" }
+  /// Standard output and error to /dev/null.
+  let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
   private var pids: [String: pid_t] = [:]
 
   init(_ harness: Harness) throws {
     h = harness
-    let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
     pids["bus"] = try LogindMock.startSystemBus(at: h.root + "/fpbus")
     h.environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(h.root)/fpbus"
     pids["polkit"] = try #require(
@@ -264,7 +265,6 @@ final class FprintdBed {
     var environment = h.environment
     environment["FP_VIRTUAL_DEVICE"] = socket
     environment["STATE_DIRECTORY"] = h.root + "/fprintd"
-    let quiet = [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]
     pids["fprintd"] = try #require(Spawn.start([Self.daemon, "--no-timeout"], environment: environment, descriptors: quiet))
     try LogindMock.waitUntil(seconds: 10) {
       self.python(
@@ -320,7 +320,7 @@ final class FprintdBed {
     let enrolling = try #require(
       Spawn.start(
         ["/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
-        descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+        descriptors: quiet))
     for _ in 1...5 {
       usleep(300_000)
       send("SCAN finger-A")
