@@ -105,10 +105,11 @@ struct Console {
   /// switching again even when the switch fails (then throws its error).
   func takeBack(_ vt: Int32) throws(HolderError) {
     unlockSwitching()
-    var failure: HolderError?
-    do { try switchTo(vt) } catch { failure = error }
+    do { try switchTo(vt) } catch {
+      try? lockSwitching()
+      throw error  // the switch's own error (a stuck display server is exit 3)
+    }
     try lockSwitching()
-    if let failure { throw failure }
   }
 
   func release(_ vt: Int32) { try? consoles.disallocate(vt) }
