@@ -87,6 +87,7 @@ let package = Package(
     .executableTarget(name: "passlock-docs", dependencies: ["PasslockCore"]),
 
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
+    .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
     .testTarget(
       name: "PasslockStoreTests",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),
@@ -96,3 +97,17 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// Nothing here uses regular expressions or Swift concurrency; importing them
+// implicitly links their runtimes into every executable, and their metadata
+// (kept by the linker, scanned by the runtime at start-up) costs about 1.3 MB
+// of code and a share of every start. The tests keep them (Swift Testing is async).
+let withoutImplicitRuntimes: [SwiftSetting] = [
+  .unsafeFlags([
+    "-Xfrontend", "-disable-implicit-string-processing-module-import",
+    "-Xfrontend", "-disable-implicit-concurrency-module-import",
+  ])
+]
+for target in package.targets where target.type != .test && target.type != .system {
+  target.swiftSettings = (target.swiftSettings ?? []) + withoutImplicitRuntimes
+}

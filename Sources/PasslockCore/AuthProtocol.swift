@@ -118,7 +118,7 @@ public struct AuthResult: Equatable, Sendable {
     var text = ""
     for key in fields.keys.sorted() {
       // Values are single lines by construction; a newline would forge a field.
-      text += key + "=" + fields[key]!.replacing("\n", with: " ") + "\n"
+      text += key + "=" + fields[key]!.replacingAll("\n", with: " ") + "\n"
     }
     return [code.rawValue] + Array(text.utf8.prefix(AuthProtocol.maxPayload - 1))
   }

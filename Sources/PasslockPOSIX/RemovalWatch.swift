@@ -5,7 +5,7 @@ import Glibc
 /// new file over the old one, which is not a removal: only a name that is
 /// gone once the events are read counts.
 public struct RemovalWatch {
-  /// Readable when events are pending (for a Dispatch read source).
+  /// Readable when events are pending (for the event loop).
   public let fd: Int32
   public let path: String
 

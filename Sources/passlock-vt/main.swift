@@ -40,52 +40,6 @@ if arguments == ["--release"] {
   exit(0)
 }
 
-var sessionVT: Int32?
-var readyFD: Int32?
-var rest = arguments[...]
-while let argument = rest.popFirst() {
-  switch argument {
-  case "--vt": sessionVT = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 0 && $0 < 64 ? $0 : nil }
-  case "--ready-fd": readyFD = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 2 ? $0 : nil }
-  default: fail(.usage("Unexpected argument '\(argument)'"))
-  }
-}
-guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
-
-let caller = getuid()
-/// The logind session the lock is for (non-root callers).
-var checkedSession: ActiveSession?
-var tty = stat()
-guard stat("/dev/tty\(sessionVT)", &tty) == 0 else { fail(.refused("/dev/tty\(sessionVT) does not exist")) }
-// Only for the user whose session logind has on screen, on that session's VT
-// (or root): never a lock screen of one user over another user's console.
-if caller != 0 {
-  switch ActiveSession.lookUp() {
-  case .noLogind:
-    fail(.refused("systemd-logind does not run, so nothing says whose session is on screen; only root may lock the console"))
-  case .noActiveSession:
-    fail(.refused("logind has no active session on seat0; refusing to lock"))
-  case .active(let session):
-    guard session.uid == caller else {
-      fail(.refused("the session on screen (\(session.id)) is not yours; refusing to lock over it"))
-    }
-    guard session.vt == sessionVT else {
-      fail(.refused("your active session \(session.id) is on VT \(session.vt), not VT \(sessionVT); refusing to lock"))
-    }
-    checkedSession = session
-  }
-}
-// Pre-flight, before the console is touched: never lock a console that only
-// root could open again. The lock screen itself says whether it could run
-// (a passcode is set, the gatekeeper answers).
-guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
-  fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
-}
-
-// The holder must outlive memory pressure, and must not die with a terminal.
-KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
-for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
-
 /// The running lock screen, for the SIGUSR1 handler (written before each
 /// spawn, read in the handler: a plain aligned word).
 nonisolated(unsafe) var currentOverlay: pid_t = 0
@@ -119,98 +73,150 @@ func waitForFrame(_ ready: Int32) -> Bool {
   }
 }
 
-let console: Console
-let prepared: Holder.Prepared
-do {
-  console = try Console()
-  // A user may lock only what is on screen and theirs: never put their lock
-  // screen over someone else's session.
-  if caller != 0 && console.active() != sessionVT {
-    fail(.refused("VT \(sessionVT) is not the one on screen (VT \(console.active()) is); refusing to lock over it"))
-  }
-  prepared = try Holder.prepare(console: console, user: caller)
-} catch {
-  fail(error)
-}
-// The first lock screen draws on the lock VT while the session is still on
-// screen. One that cannot run (no passcode, no gatekeeper) exits without a
-// frame: then nothing is locked, and its reason is asked for by
-// `passlock lock --check` (pre-flight: never a console only root could open).
-let first: pid_t
-do {
-  let started = try startOverlay(on: prepared.tty)
-  first = started.pid
-  guard waitForFrame(started.ready) else {
-    let status = waitStatus(of: first) ?? -1
-    prepared.abandon(console)
-    let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
-    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
-  }
-} catch {
-  prepared.abandon(console)
-  fail(error)
-}
-// Opened before the lock: a switch right after it is seen, not missed.
-let switches = SwitchWatch()
-let holder: Holder
-do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
-  kill(first, SIGKILL)
-  while waitpid(first, nil, 0) == -1 && errno == EINTR {}
-  prepared.abandon(console)  // once nothing has the VT open, it can be freed
-  fail(error)
-}
-let lockFD = prepared.fd
-// The caller can stop this process (it is their real uid) between the checks
-// above and the lock: now that switching is locked, check again that the VT
-// we switched away from is theirs and their session still the same one.
-if let session = checkedSession,
-  holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
-{
-  kill(first, SIGKILL)
-  while waitpid(first, nil, 0) == -1 && errno == EINTR {}
-  holder.end(closing: lockFD)
-  fail(.refused("the session on screen changed while locking; refusing to lock"))
-}
-// The first frame is on screen now: the daemon may let the machine sleep.
-if let readyFD {
-  var byte: UInt8 = 1
-  _ = write(readyFD, &byte, 1)
-  close(readyFD)
-}
-
-/// Runs lock screens until one exits 0; restarts the others with the
-/// restart backoff, and when they keep failing says so on the lock VT.
-var backoff = RestartBackoff()
-var running: pid_t? = first
-while true {
-  let started = time(nil)
-  let pid: pid_t
-  if let first = running {
-    pid = first
-    running = nil
-  } else {
-    do {
-      let overlay = try startOverlay(on: holder.lockTTY)
-      pid = overlay.pid
-      _ = waitForFrame(overlay.ready)  // only the first lock screen's frame is reported
-    } catch {
-      holder.emergency(lockFD)
-      sleep(5)
-      continue
+/// Parses the arguments, locks the console and holds it until a lock screen
+/// exits 0. (A function, not top-level code: its state is its own.)
+func holdConsole() -> Never {
+  var sessionVT: Int32?
+  var readyFD: Int32?
+  var rest = arguments[...]
+  while let argument = rest.popFirst() {
+    switch argument {
+    case "--vt": sessionVT = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 0 && $0 < 64 ? $0 : nil }
+    case "--ready-fd": readyFD = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 2 ? $0 : nil }
+    default: fail(.usage("Unexpected argument '\(argument)'"))
     }
   }
-  defer { currentOverlay = 0 }
-  // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
-  let status = (switches.map { $0.supervise(pid, holder: holder) } ?? waitStatus(of: pid)) ?? -1
-  if status == 0 {
-    holder.end(closing: lockFD)
-    exit(0)
+  guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
+
+  let caller = getuid()
+  /// The logind session the lock is for (non-root callers).
+  var checkedSession: ActiveSession?
+  var tty = stat()
+  guard stat("/dev/tty\(sessionVT)", &tty) == 0 else { fail(.refused("/dev/tty\(sessionVT) does not exist")) }
+  // Only for the user whose session logind has on screen, on that session's VT
+  // (or root): never a lock screen of one user over another user's console.
+  if caller != 0 {
+    switch ActiveSession.lookUp() {
+    case .noLogind:
+      fail(.refused("systemd-logind does not run, so nothing says whose session is on screen; only root may lock the console"))
+    case .noActiveSession:
+      fail(.refused("logind has no active session on seat0; refusing to lock"))
+    case .active(let session):
+      guard session.uid == caller else {
+        fail(.refused("the session on screen (\(session.id)) is not yours; refusing to lock over it"))
+      }
+      guard session.vt == sessionVT else {
+        fail(.refused("your active session \(session.id) is on VT \(session.vt), not VT \(sessionVT); refusing to lock"))
+      }
+      checkedSession = session
+    }
   }
-  let delay = backoff.failed(afterRunning: Double(time(nil) - started))
-  if backoff.keepsFailing {
-    holder.emergency(lockFD)
-    sleep(30)
-  } else if delay > 0 {
-    usleep(UInt32(delay * 1000))
+  // Pre-flight, before the console is touched: never lock a console that only
+  // root could open again. The lock screen itself says whether it could run
+  // (a passcode is set, the gatekeeper answers).
+  guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
+    fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
+  }
+
+  // The holder must outlive memory pressure, and must not die with a terminal.
+  KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
+  for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
+
+  let console: Console
+  let prepared: Holder.Prepared
+  do {
+    console = try Console()
+    // A user may lock only what is on screen and theirs: never put their lock
+    // screen over someone else's session.
+    if caller != 0 && console.active() != sessionVT {
+      fail(.refused("VT \(sessionVT) is not the one on screen (VT \(console.active()) is); refusing to lock over it"))
+    }
+    prepared = try Holder.prepare(console: console, user: caller)
+  } catch {
+    fail(error)
+  }
+  // The first lock screen draws on the lock VT while the session is still on
+  // screen. One that cannot run (no passcode, no gatekeeper) exits without a
+  // frame: then nothing is locked, and its reason is asked for by
+  // `passlock lock --check` (pre-flight: never a console only root could open).
+  let first: pid_t
+  do {
+    let started = try startOverlay(on: prepared.tty)
+    first = started.pid
+    guard waitForFrame(started.ready) else {
+      let status = waitStatus(of: first) ?? -1
+      prepared.abandon(console)
+      let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+      fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+    }
+  } catch {
+    prepared.abandon(console)
+    fail(error)
+  }
+  // Opened before the lock: a switch right after it is seen, not missed.
+  let switches = SwitchWatch()
+  let holder: Holder
+  do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
+    kill(first, SIGKILL)
+    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+    prepared.abandon(console)  // once nothing has the VT open, it can be freed
+    fail(error)
+  }
+  let lockFD = prepared.fd
+  // The caller can stop this process (it is their real uid) between the checks
+  // above and the lock: now that switching is locked, check again that the VT
+  // we switched away from is theirs and their session still the same one.
+  if let session = checkedSession,
+    holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
+  {
+    kill(first, SIGKILL)
+    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+    holder.end(closing: lockFD)
+    fail(.refused("the session on screen changed while locking; refusing to lock"))
+  }
+  // The first frame is on screen now: the daemon may let the machine sleep.
+  if let readyFD {
+    var byte: UInt8 = 1
+    _ = write(readyFD, &byte, 1)
+    close(readyFD)
+  }
+
+  /// Runs lock screens until one exits 0; restarts the others with the
+  /// restart backoff, and when they keep failing says so on the lock VT.
+  var backoff = RestartBackoff()
+  var running: pid_t? = first
+  while true {
+    let started = time(nil)
+    let pid: pid_t
+    if let first = running {
+      pid = first
+      running = nil
+    } else {
+      do {
+        let overlay = try startOverlay(on: holder.lockTTY)
+        pid = overlay.pid
+        _ = waitForFrame(overlay.ready)  // only the first lock screen's frame is reported
+      } catch {
+        holder.emergency(lockFD)
+        sleep(5)
+        continue
+      }
+    }
+    defer { currentOverlay = 0 }
+    // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
+    let status = (switches.map { $0.supervise(pid, holder: holder) } ?? waitStatus(of: pid)) ?? -1
+    if status == 0 {
+      holder.end(closing: lockFD)
+      exit(0)
+    }
+    let delay = backoff.failed(afterRunning: Double(time(nil) - started))
+    if backoff.keepsFailing {
+      holder.emergency(lockFD)
+      sleep(30)
+    } else if delay > 0 {
+      usleep(UInt32(delay * 1000))
+    }
   }
 }
+
+holdConsole()

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockCore
 import PasslockPOSIX
@@ -7,7 +6,6 @@ import PasslockPOSIX
 /// 0700 directory; peers are also checked with SO_PEERCRED (same uid only).
 /// One line in, one answer out: `status` (text), `status-json`, `refresh`
 /// (the passcode was set or removed), `lock` (ask logind to lock our sessions).
-@MainActor
 enum ControlSocket {
   static func path() -> String? {
     environment("XDG_RUNTIME_DIR").flatMap { $0.hasPrefix("/") ? $0 + "/passlock/daemon.sock" : nil }
@@ -37,22 +35,14 @@ enum ControlSocket {
       return Log.error("control socket \(path): \(SystemError("bind"))")
     }
     chmod(path, 0o600)
-    let source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: .main)
-    source.setEventHandler {
-      MainActor.assumeIsolated {
-        let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
-        guard client >= 0 else { return }
-        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-        defer { close(client) }
-        serve(client, daemon: daemon)
-      }
+    daemon.loop.watch(listener) {
+      let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
+      guard client >= 0 else { return }
+      _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+      defer { close(client) }
+      serve(client, daemon: daemon)
     }
-    source.resume()
-    sources.append(source)
   }
-
-  /// Keeps the listener's source alive.
-  private static var sources: [DispatchSourceRead] = []
 
   private static func serve(_ client: Int32, daemon: Daemon) {
     guard let peer = try? PeerCredentials.of(client), peer.uid == getuid() else { return }
@@ -78,7 +68,6 @@ enum ControlSocket {
 }
 
 /// The daemon's view for `passlock status`.
-@MainActor
 struct DaemonStatus {
   let daemon: Daemon
   init(_ daemon: Daemon) { self.daemon = daemon }

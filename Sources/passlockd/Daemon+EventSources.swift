@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockBus
 import PasslockClient
@@ -9,34 +8,25 @@ import PasslockPOSIX
 /// removal, and systemd's watchdog.
 extension Daemon {
   func watchBus() {
-    let source = DispatchSource.makeReadSource(fileDescriptor: bus.fd, queue: .main)
-    source.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        if !bus.process() {
-          Log.error("lost the system bus; exiting so systemd restarts passlockd")
-          exit(1)
-        }
+    loop.watch(bus.fd) { [unowned self] in
+      if !bus.process() {
+        Log.error("lost the system bus; exiting so systemd restarts passlockd")
+        exit(1)
       }
     }
-    source.resume()
-    sources.append(source)
     bus.process()
   }
 
   func watchChildren() {
-    let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: .main)
-    source.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        var status: Int32 = 0
-        while true {
-          let pid = waitpid(-1, &status, WNOHANG)
-          if pid <= 0 { break }
-          lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
-        }
+    // SignalPipe (main.swift) turns SIGCHLD into a byte the loop reads.
+    loop.onSignal(SIGCHLD) { [unowned self] in
+      var status: Int32 = 0
+      while true {
+        let pid = waitpid(-1, &status, WNOHANG)
+        if pid <= 0 { break }
+        lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
       }
     }
-    source.resume()
-    sources.append(source)
   }
 
   /// Exit status when passlock was uninstalled under us; the unit neither
@@ -48,24 +38,15 @@ extension Daemon {
   /// package was removed): without it nothing can be locked or unlocked.
   func watchUninstall() {
     guard let watch = RemovalWatch(path: gatekeeper.path) else { return }
-    let source = DispatchSource.makeReadSource(fileDescriptor: watch.fd, queue: .main)
-    source.setEventHandler {
-      MainActor.assumeIsolated {
-        guard watch.fileIsGone() else { return }
-        Log.info("\(watch.path) was removed (passlock was uninstalled); passlockd exits")
-        exit(Daemon.uninstalledStatus)
-      }
+    loop.watch(watch.fd) {
+      guard watch.fileIsGone() else { return }
+      Log.info("\(watch.path) was removed (passlock was uninstalled); passlockd exits")
+      exit(Daemon.uninstalledStatus)
     }
-    source.resume()
-    sources.append(source)
   }
 
   func startWatchdog() {
     guard let usec = ServiceManager.watchdogMicroseconds() else { return }
-    let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(deadline: .now(), repeating: .microseconds(Int(usec / 2)))
-    timer.setEventHandler { ServiceManager.notify("WATCHDOG=1") }
-    timer.resume()
-    sources.append(timer)
+    loop.after(microseconds: 0, repeating: Int64(usec / 2)) { ServiceManager.notify("WATCHDOG=1") }
   }
 }

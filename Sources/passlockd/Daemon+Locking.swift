@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockBus
 import PasslockClient
@@ -81,7 +80,7 @@ extension Daemon {
       return false
     }
     do {
-      let locker = try Locker(sessionID: session.id, command: command) { [unowned self] in
+      let locker = try Locker(sessionID: session.id, command: command, loop: loop) { [unowned self] in
         problems[session.id] = nil
         releaseIfEveryLockerIsReady()
       }
@@ -133,7 +132,7 @@ extension Daemon {
     if delay == 0 {
       restart()
     } else {
-      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { MainActor.assumeIsolated(restart) }
+      loop.after(milliseconds: Int64(delay), restart)
     }
   }
 
@@ -148,23 +147,18 @@ extension Daemon {
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
     adopted[session.id] = pid
     logind.setLockedHint(session, true)
-    let timer = DispatchSource.makeTimerSource(queue: .main)
-    timer.schedule(deadline: .now() + 1, repeating: 1)
-    timer.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        // EPERM: the pid now belongs to someone else's process, so ours is gone.
-        guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
-        timer.cancel()
-        adopted[session.id] = nil
-        if access(proof, F_OK) == 0 {
-          Log.warning("session \(session.id): the adopted \(what) died; locking again")
-          lock(session, reason: "holder died")
-        } else {
-          unlocked(session)
-        }
+    var timer: EventLoop.Token?
+    timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
+      // EPERM: the pid now belongs to someone else's process, so ours is gone.
+      guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
+      loop.cancel(timer)
+      adopted[session.id] = nil
+      if access(proof, F_OK) == 0 {
+        Log.warning("session \(session.id): the adopted \(what) died; locking again")
+        lock(session, reason: "holder died")
+      } else {
+        unlocked(session)
       }
     }
-    timer.resume()
-    sources.append(timer)
   }
 }

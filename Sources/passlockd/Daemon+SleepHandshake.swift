@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockBus
 import PasslockClient
@@ -18,8 +17,8 @@ extension Daemon {
       inhibitRetry += 1
       let delay = min(5000, 50 << min(inhibitRetry, 7))
       Log.warning("Inhibit failed (\(error)); retrying in \(delay) ms")
-      DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(delay)) { [unowned self] in
-        MainActor.assumeIsolated { if passcodeSet && !preparingForSleep { takeInhibitor() } }
+      loop.after(milliseconds: Int64(delay)) { [unowned self] in
+        if passcodeSet && !preparingForSleep { takeInhibitor() }
       }
     }
   }

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockBus
 import PasslockClient
@@ -6,15 +5,14 @@ import PasslockCore
 import PasslockPOSIX
 
 /// passlockd: watches logind for suspend, Lock and idle, and keeps one
-/// `passlock lock` per session while it is locked. Confined to the main
-/// queue; it never draws on a terminal itself.
+/// `passlock lock` per session while it is locked. Single-threaded: every
+/// event arrives through `loop`. It never draws on a terminal itself.
 ///
 /// This file: its state, start-up and what triggers a lock. By concern, the
 /// rest: Daemon+Locking.swift (lock screens: start, restart, adopt),
 /// Daemon+SleepHandshake.swift (the inhibitor), Daemon+EventSources.swift
 /// (bus, children, watchdog). Which sessions it locks is LockPlan's call
 /// (PasslockCore). The state below is changed only by these files.
-@MainActor
 final class Daemon {
   let config: Config
   let bus: Bus
@@ -25,7 +23,7 @@ final class Daemon {
   var consoleHolder: String { Executable.sibling("passlock-vt", of: passlock) }
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
-  lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec")) { [unowned self] id in
+  lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec"), loop: loop) { [unowned self] id in
     if let session = sessions[id] { lock(session, reason: "idle") }
   }
 
@@ -41,10 +39,12 @@ final class Daemon {
   var inhibitRetry = 0
   /// Console holders that outlived a previous daemon, by session.
   var adopted: [String: pid_t] = [:]
-  var sources: [DispatchSourceProtocol] = []
+  /// Every event source: the bus, children, timers, the control socket.
+  let loop: EventLoop
 
-  init(config: Config, bus: Bus, passlock: String) {
+  init(config: Config, bus: Bus, passlock: String, loop: EventLoop) {
     self.config = config
+    self.loop = loop
     self.bus = bus
     self.logind = Logind(bus: bus)
     self.passlock = passlock
@@ -85,40 +85,34 @@ final class Daemon {
   func subscribe() throws(BusError) {
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "PrepareForSleep") {
       [unowned self] message in
-      MainActor.assumeIsolated { prepareForSleep((try? message.bool()) ?? false) }
+      prepareForSleep((try? message.bool()) ?? false)
     }
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionNew") {
       [unowned self] _ in
-      MainActor.assumeIsolated { try? refreshSessions() }
+      try? refreshSessions()
     }
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionRemoved") {
       [unowned self] message in
-      MainActor.assumeIsolated { if let id = try? message.string() { sessionRemoved(id) } }
+      if let id = try? message.string() { sessionRemoved(id) }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [unowned self] message in
-      MainActor.assumeIsolated {
-        if let session = sessions.values.first(where: { $0.path == message.path }) { lock(session, reason: "logind Lock") }
-      }
+      if let session = sessions.values.first(where: { $0.path == message.path }) { lock(session, reason: "logind Lock") }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
       [unowned self] message in
-      MainActor.assumeIsolated {
-        if let session = sessions.values.first(where: { $0.path == message.path }) { followIdleHint(session) }
-      }
+      if let session = sessions.values.first(where: { $0.path == message.path }) { followIdleHint(session) }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [unowned self] message in
-      MainActor.assumeIsolated { logindUnlock(path: message.path) }
+      logindUnlock(path: message.path)
     }
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: "NameOwnerChanged"
     ) { [unowned self] message in
-      MainActor.assumeIsolated {
-        guard let name = try? message.string(), name == Logind.name, (try? message.string()) != nil,
-          let owner = try? message.string()
-        else { return }
-        logindOwnerChanged(present: !owner.isEmpty)
-      }
+      guard let name = try? message.string(), name == Logind.name, (try? message.string()) != nil,
+        let owner = try? message.string()
+      else { return }
+      logindOwnerChanged(present: !owner.isEmpty)
     }
   }
 

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockPOSIX
 
@@ -12,16 +11,17 @@ import PasslockPOSIX
 /// another 8-second bucket (`tty_update_time` in drivers/tty/tty_io.c), so the
 /// last key may have come up to 8 s after the atime shows. Waiting those 8 s
 /// too means the lock never comes early: it comes 0–8 s after the timeout.
-@MainActor
 final class IdleWatcher {
   let timeoutSeconds: Int
   /// How far a tty's atime may lag the last input.
   static let atimeGranularity: Int64 = 8
-  let onIdle: @MainActor (String) -> Void
-  private var timers: [String: (tty: String, timer: DispatchSourceTimer)] = [:]
+  let onIdle: (String) -> Void
+  let loop: EventLoop
+  private var timers: [String: (tty: String, timer: EventLoop.Token)] = [:]
 
-  init(timeoutSeconds: Int, onIdle: @escaping @MainActor (String) -> Void) {
+  init(timeoutSeconds: Int, loop: EventLoop, onIdle: @escaping (String) -> Void) {
     self.timeoutSeconds = timeoutSeconds
+    self.loop = loop
     self.onIdle = onIdle
   }
 
@@ -40,9 +40,9 @@ final class IdleWatcher {
   }
 
   func stop(_ id: String) {
-    timers[id]?.timer.cancel()
+    loop.cancel(timers[id]?.timer)
     timers[id] = nil
-    hintTimers[id]?.cancel()
+    loop.cancel(hintTimers[id])
     hintTimers[id] = nil
     deadlines[id] = nil
   }
@@ -51,28 +51,22 @@ final class IdleWatcher {
   /// and IdleSinceHint instead (GNOME, swayidle's idlehint), announced with
   /// PropertiesChanged. One timer at IdleSinceHint + timeout while idle;
   /// none while active.
-  private var hintTimers: [String: DispatchSourceTimer] = [:]
+  private var hintTimers: [String: EventLoop.Token] = [:]
 
   func hint(_ id: String, idle: Bool, sinceMicroseconds: UInt64, enabled: Bool) {
-    hintTimers[id]?.cancel()
+    loop.cancel(hintTimers[id])
     hintTimers[id] = nil
     deadlines[id] = nil
     guard enabled, timeoutSeconds > 0, idle else { return }
     let deadlineMicroseconds = Int64(sinceMicroseconds) + Int64(timeoutSeconds) * 1_000_000
     let deadline = deadlineMicroseconds / 1_000_000
-    let timer = DispatchSource.makeTimerSource(queue: .main)
     // To the microsecond: whole seconds would lock up to a second early.
-    timer.schedule(deadline: .now() + .microseconds(Int(max(0, deadlineMicroseconds - wallClockMicroseconds()))))
-    timer.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated {
-        hintTimers[id] = nil
-        deadlines[id] = nil
-        onIdle(id)
-      }
+    hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - wallClockMicroseconds()) { [unowned self] in
+      hintTimers[id] = nil
+      deadlines[id] = nil
+      onIdle(id)
     }
-    hintTimers[id] = timer
     deadlines[id] = deadline
-    timer.resume()
   }
 
   private func arm(_ id: String, tty: String) {
@@ -80,17 +74,12 @@ final class IdleWatcher {
     guard stat(tty, &st) == 0 else { return }
     let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) + Self.atimeGranularity
     let wait = max(0, deadline - wallClockSeconds())
-    let timer = DispatchSource.makeTimerSource(queue: .main)
-    // A monotonic deadline: wall-clock Dispatch timers fire at once on Linux
-    // here. The atime is re-read when it fires, so a clock jump costs nothing.
-    timer.schedule(deadline: .now() + .seconds(Int(wait)))
-    timer.setEventHandler { [unowned self] in
-      MainActor.assumeIsolated { fired(id, tty: tty) }
-    }
-    timers[id]?.timer.cancel()
+    // A monotonic deadline (wall-clock timers would fire at once after a
+    // clock jump); the atime is re-read when it fires, so a jump costs nothing.
+    loop.cancel(timers[id]?.timer)
+    let timer = loop.after(milliseconds: wait * 1000) { [unowned self] in fired(id, tty: tty) }
     timers[id] = (tty, timer)
     deadlines[id] = deadline
-    timer.resume()
   }
 
   private func fired(_ id: String, tty: String) {

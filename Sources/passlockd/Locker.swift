@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockPOSIX
 
@@ -6,16 +5,18 @@ import PasslockPOSIX
 /// (direct mode) or `passlock-vt --vt N --ready-fd 3` (VT mode). Either writes
 /// one byte on fd 3 once the first frame is on screen, and exits 0 only
 /// after a real unlock.
-@MainActor
 final class Locker {
   let sessionID: String
   let pid: pid_t
   /// When it was started (monotonic ns): how long it ran decides the backoff.
   let startedAt = monotonicNanoseconds()
   private(set) var isReady = false
-  private var readySource: DispatchSourceRead?
+  private let loop: EventLoop
+  /// The ready pipe's read end and its watch, until the byte or the end.
+  private var ready: (fd: Int32, watch: EventLoop.Token)?
 
-  init(sessionID: String, command: [String], onReady: @escaping @MainActor () -> Void) throws(SystemError) {
+  init(sessionID: String, command: [String], loop: EventLoop, onReady: @escaping () -> Void) throws(SystemError) {
+    self.loop = loop
     self.sessionID = sessionID
     let ready = try closeOnExecPipe()
     do {
@@ -29,28 +30,29 @@ final class Locker {
     }
     close(ready.write)
     let readEnd = ready.read
-    let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .main)
-    source.setEventHandler { [weak self] in
-      MainActor.assumeIsolated {
-        var byte: UInt8 = 0
-        let n = read(readEnd, &byte, 1)
-        self?.readySource?.cancel()
-        if n == 1, let self {
-          self.isReady = true
-          onReady()
-        }
+    let watch = loop.watch(readEnd) { [unowned self] in
+      var byte: UInt8 = 0
+      let n = read(readEnd, &byte, 1)
+      forget()
+      if n == 1 {
+        isReady = true
+        onReady()
       }
     }
-    source.setCancelHandler { close(readEnd) }
-    readySource = source
-    source.resume()
+    self.ready = (readEnd, watch)
   }
 
   /// Stops the overlay (SIGKILL: it ignores the polite signals by design).
   func kill() {
-    readySource?.cancel()
+    forget()
     _ = Glibc.kill(pid, SIGKILL)
   }
 
-  func forget() { readySource?.cancel() }
+  /// Stops watching the ready pipe and closes it.
+  func forget() {
+    guard let ready else { return }
+    loop.cancel(ready.watch)
+    close(ready.fd)
+    self.ready = nil
+  }
 }

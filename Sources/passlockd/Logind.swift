@@ -3,7 +3,6 @@ import PasslockBus
 import PasslockCore
 
 /// The parts of systemd-logind's D-Bus API passlockd uses, typed.
-@MainActor
 final class Logind {
   static let name = "org.freedesktop.login1"
   static let path = "/org/freedesktop/login1"

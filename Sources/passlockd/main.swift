@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import PasslockBus
 import PasslockClient
@@ -31,41 +30,35 @@ if !arguments.isEmpty {
   exit(64)
 }
 
-signal(SIGPIPE, SIG_IGN)
-// libdispatch tries to renice its worker thread to imitate a QoS class; an
-// unprivileged user service may not (EACCES), and it logs "Failed to set
-// thread priority for worker thread … errno=13" to the journal on every
-// start, which reads as an error of ours. Its log is read once, lazily, so
-// this must come before any Dispatch source. (It would also carry
-// libdispatch's own assertion texts; a crash still shows in the journal as
-// the exit signal.)
-setenv("LIBDISPATCH_LOG", "NO", 1)
-
-let config: Config
-do {
-  config = try ConfigLoader.load()
-} catch {
-  printError("<3>passlockd: \(error)\n")
-  exit(78)
-}
-
 /// The overlay binary: PASSLOCK_BIN, else `passlock` beside this executable.
 func overlayBinary() -> String {
   if let path = environment("PASSLOCK_BIN"), path.hasPrefix("/") { return path }
   return Executable.sibling("passlock")
 }
 
-/// The daemon, alive for the life of the process (dispatchMain never returns).
-let daemon: Daemon = MainActor.assumeIsolated {
+/// Loads the configuration, starts the daemon and runs its loop for ever.
+/// (A function, not top-level code: its state is its own.)
+func runDaemon() -> Never {
+  // SIGCHLD reaches the loop through the signal pipe.
+  SignalPipe.install(ignoring: [SIGPIPE], watching: [SIGCHLD])
+  let config: Config
   do {
-    let daemon = Daemon(config: config, bus: try Bus(), passlock: overlayBinary())
+    config = try ConfigLoader.load()
+  } catch {
+    printError("<3>passlockd: \(error)\n")
+    exit(78)
+  }
+  let loop = EventLoop()
+  let daemon: Daemon
+  do {
+    daemon = Daemon(config: config, bus: try Bus(), passlock: overlayBinary(), loop: loop)
     try daemon.start()
     ControlSocket.start(daemon: daemon)
-    return daemon
   } catch {
     Log.error("cannot start: \(error)")
     exit(1)
   }
+  withExtendedLifetime(daemon) { loop.run() }
 }
 
-withExtendedLifetime(daemon) { dispatchMain() }
+runDaemon()
