@@ -12,6 +12,14 @@ let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 /// loader, no libstdc++ mapped, about half the memory and start-up time. It
 /// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.
 let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
+/// `passlock-vt` (setuid root, on the console lock's path) is static too, but
+/// position-independent (static-pie: ASLR covers its code as well): no
+/// dynamic loader and no shared libraries to load on the way to the lock
+/// VT, and no LD_* environment to reason about. It uses no NSS either.
+/// gold cannot link static-pie, so GNU ld does. glibc's static-pie start-up
+/// refuses an rpath, so every build passes `--disable-local-rpath` (SwiftPM
+/// otherwise adds $ORIGIN); a test runs the binary to check that one did.
+let staticPIE: [LinkerSetting] = [.unsafeFlags(["-static-executable", "-Xclang-linker", "-static-pie", "-use-ld=bfd"])]
 
 let package = Package(
   name: "passlock",
@@ -69,8 +77,8 @@ let package = Package(
       linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-vt",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockAccounts"],
-      linkerSettings: staticRuntime),
+      dependencies: ["PasslockCore", "PasslockPOSIX"],
+      linkerSettings: staticPIE),
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],

@@ -12,7 +12,7 @@ public enum CLI {
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
-    case lock(tty: String?, readyFD: Int32?, record: String?, session: Bool)
+    case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, session: Bool)
     /// `lock --check`: whether a lock screen could start, touching no terminal.
     case lockCheck
     case config
@@ -56,6 +56,7 @@ public enum CLI {
           ("--session", nil, "Ask passlockd (through logind) to lock all your sessions."),
           ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
           ("--record", "path", "Remove this file after a real unlock (how passlockd learns how a lock it adopted ended)."),
+          ("--own-vt", nil, "The terminal is a VT no session uses (passlock-vt's): no foreground job to stop."),
           ("--check", nil, "Only say whether a lock screen could start (a passcode is set); exit 0 if so."),
         ]
       case .config: return []
@@ -132,7 +133,9 @@ public enum CLI {
         }
         readyFD = fd
       }
-      return .lock(tty: values["--tty"], readyFD: readyFD, record: values["--record"], session: flags.contains("--session"))
+      return .lock(
+        tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"),
+        session: flags.contains("--session"))
     }
   }
 

@@ -61,14 +61,18 @@ public final class LockTerminal {
     var raw = TerminalMode.rawInput(saved)
     guard tcsetattr(fd.rawValue, TCSANOW, &raw) == 0 else { throw .setup(SystemError("tcsetattr")) }
     active = true
-    // Someone else's terminal: stop its foreground job so it cannot read our keys.
-    if ownsDescriptor, let job = ForegroundJob.of(fd) {
-      job.stop()
-      frozen = job
-    }
     flushInput()
     let screen = isLinuxConsole ? "\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[?1049h\u{1b}[H\u{1b}[2J"
     write(screen + "\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[?2004h")
+  }
+
+  /// Someone else's terminal: stops its foreground job so it cannot read our
+  /// keys. Called once the first frame is up, before any key is read: finding
+  /// the job scans /proc, which the first frame need not wait for.
+  public func freezeForegroundJob() {
+    guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd) else { return }
+    job.stop()
+    frozen = job
   }
 
   public func flushInput() {

@@ -1,5 +1,4 @@
 import Glibc
-import PasslockAccounts
 import PasslockPOSIX
 
 /// Runs the lock screen as the user. posix_spawn (never a bare fork) with
@@ -53,20 +52,19 @@ enum OverlayRunner {
   static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { close(null) }
-    return try launch(["passlock", "lock", "--tty", tty, "--ready-fd", "3"], stdout: null, stderr: null, ready: readyPipe)
+    return try launch(
+      ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"], stdout: null, stderr: null, ready: readyPipe)
   }
 
   /// The lock screen binary run as the caller with a reduced environment and
   /// no descriptors but /dev/null, `stdout`, `stderr` and the ready pipe.
   static func launch(_ arguments: [String], stdout: Int32, stderr: Int32, ready: Int32? = nil) throws(HolderError) -> pid_t {
-    guard let account = Account.real() else { throw .refused("no password database entry for uid \(getuid())") }
-    var environment = ["PATH=/usr/bin:/bin", "TERM=linux", "USER=" + account.name]
+    var environment = ["PATH=/usr/bin:/bin", "TERM=linux"]
     // The PASSLOCK_* test knobs choose the gatekeeper and the store: only
     // root's own (test) runs pass them on. A user's lock screen finds the
     // gatekeeper beside itself.
     let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
     for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
-    if getenv("HOME") == nil { environment.append("HOME=" + account.home) }
 
     var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]
     if let ready { descriptors.append((parent: ready, child: 3)) }

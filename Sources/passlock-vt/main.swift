@@ -209,6 +209,16 @@ func holdConsole() -> Never {
       holder.end(closing: lockFD)
       exit(0)
     }
+    // The first lock screen may draw from its cached status before the
+    // gatekeeper answers (StatusCache), so its frame does not prove that it
+    // can unlock. If it ended refusing (no passcode, a gatekeeper or store
+    // that says no; a crash or a signal does not count) and the pre-flight
+    // agrees now, nothing could ever unlock this console: end the lock, as
+    // the pre-flight would have refused it.
+    if pid == first, [2, 70, 74].contains(exitCode(fromWaitStatus: status)), let problem = OverlayRunner.preflight() {
+      holder.end(closing: lockFD)
+      fail(.refused("the lock screen cannot start: \(problem); the lock is undone"))
+    }
     let delay = backoff.failed(afterRunning: Double(time(nil) - started))
     if backoff.keepsFailing {
       holder.emergency(lockFD)

@@ -179,7 +179,9 @@ struct Commands {
     case .accepted:
       if let success {
         printOut(success + "\n")
-        // A passcode appeared, changed or went: passlockd re-reads the store.
+        // A passcode appeared, changed or went: passlockd re-reads the store,
+        // and the next lock screen's first frame waits for the gatekeeper.
+        StatusCache.remove()
         _ = DaemonClient.request("refresh")
       }
       return 0

@@ -6,29 +6,65 @@ import PasslockPOSIX
 /// `passlock lock` and the keypad flows: everything that puts the passcode
 /// screen on a terminal.
 extension Commands {
-  func lock(tty: String?, readyFD: Int32?, record: String?) throws(CommandFailure) -> Int32 {
-    // Ask the gatekeeper first and prepare everything else while it starts up
-    // (the two run on different cores): the first frame comes sooner.
-    let pending: PendingRequest
-    do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }
+  func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool) throws(CommandFailure) -> Int32 {
+    // The gatekeeper's status as it was last time (StatusCache): the first
+    // frame need not wait for it. Without one, ask the gatekeeper first and
+    // prepare everything else while it starts up (the two run on different
+    // cores). With one, it is asked once the first frame is up, so it does not
+    // compete with the frame (or, on a console, with the holder's switch).
+    let cached = StatusCache.read()
+    var pending: PendingRequest?
+    if cached == nil {
+      do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }
+    }
     // Beside the daemon's record: the terminal's settings from before the
     // lock, for a lock screen that replaces this one if it is killed.
     let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
-    let result: AuthResult
-    do { result = try pending.finish { _, _, _ in false } } catch { throw .gatekeeper(error.description) }
-    let status = try status(from: result)
-    // Nothing to lock with: say so and leave the terminal alone.
-    guard status.passcodeSet else { throw .noPasscode }
+    // The gatekeeper's answer: saved for the next lock screen; with a cached
+    // status drawn, it replaces that before any key is read, and ends the
+    // lock screen if it refuses.
+    let confirm = { (answer: Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus in
+      let result: AuthResult
+      do throws(ClientError) { result = try answer.get() } catch {
+        StatusCache.remove()
+        throw .gatekeeper(error.description)
+      }
+      let status: StoreStatus
+      do throws(CommandFailure) { status = try self.status(from: result) } catch {
+        StatusCache.remove()
+        throw error
+      }
+      // Nothing to lock with: say so and leave the terminal alone.
+      guard status.passcodeSet else {
+        StatusCache.remove()
+        throw .noPasscode
+      }
+      StatusCache.write(status)
+      return status
+    }
+    let status: StoreStatus
+    if let cached {
+      status = cached
+    } else {
+      let answer: Result<AuthResult, ClientError>
+      do { answer = .success(try pending!.finish { _, _, _ in false }) } catch { answer = .failure(error) }
+      status = try confirm(answer)
+    }
     var screen = LockScreen(
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
     let overlay = prepared.overlay(
       screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
+    if cached != nil {
+      overlay.awaitStatus(start: { [gatekeeper] () throws(ClientError) in try gatekeeper.start(.status) }, confirm: confirm)
+    }
+    overlay.stopsForegroundJob = !ownVT
     // Offered only when configured, its PAM service exists and the store allows it now.
     if status.externalRefusal.isEmpty { overlay.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .refused(error.description) }
+    if let failure = overlay.failure { throw failure }
     guard outcome == .finished else { return 129 }
     // A daemon that adopted this lock screen (it is not its child) reads
     // the unlock from the record's absence.

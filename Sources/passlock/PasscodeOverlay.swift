@@ -11,6 +11,8 @@ final class PasscodeOverlay {
     case finished
     /// The terminal went away (SIGHUP, end of input): nothing was unlocked.
     case hangup
+    /// The gatekeeper's status refused the lock screen drawn from the cache (`failure`).
+    case refused
   }
 
   let terminal: LockTerminal
@@ -43,6 +45,17 @@ final class PasscodeOverlay {
   /// When it starts by itself (monotonic ms), once offered with AutoStart.
   private var externalStartAt: Int64?
 
+  /// The gatekeeper's status, still to come, for a screen drawn from
+  /// StatusCache: no key is read until it replaces the cached one.
+  private var unconfirmed: PendingRequest?
+  /// Starts that request, once the first frame is up.
+  private var startStatus: (() throws(ClientError) -> PendingRequest)?
+  private var confirm: ((Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus)?
+  /// Why that status ended the lock screen (no passcode, a refused store).
+  private(set) var failure: CommandFailure?
+  /// False on a VT of its own (`--own-vt`): no session's job can be reading it.
+  var stopsForegroundJob = true
+
   init(
     terminal: LockTerminal, renderer: LockRenderer, gatekeeper: GatekeeperClient, screen: LockScreen,
     context: LockRenderer.Context, allowSimple: Bool = false, readyFD: FileDescriptor? = nil,
@@ -68,6 +81,7 @@ final class PasscodeOverlay {
       externalRequest?.cancel()
       // A passcode check already counted its attempt: let it finish and be reaped.
       pending?.abandon()
+      unconfirmed?.abandon()
       terminal.restore()
       if screen.finished { terminal.releaseSession() }
     }
@@ -79,10 +93,17 @@ final class PasscodeOverlay {
       readyFD.close()
       self.readyFD = nil
     }
+    if stopsForegroundJob { terminal.freezeForegroundJob() }
+    if let startStatus {
+      self.startStatus = nil
+      do { unconfirmed = try startStatus() } catch { if !settle(.failure(error)) { return .refused } }
+    }
     var buffer = [UInt8](repeating: 0, count: 512)
     while !screen.finished {
+      // Keys wait in the terminal until the screen shows the gatekeeper's status.
+      let reading = unconfirmed == nil
       var fds = [
-        pollfd(fd: terminal.fd.rawValue, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: terminal.fd.rawValue, events: reading ? Int16(POLLIN) : 0, revents: 0),
         pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
       ]
       let pendingIndex = fds.count
@@ -91,6 +112,8 @@ final class PasscodeOverlay {
       if let passwordRequest { fds.append(pollfd(fd: passwordRequest.output.rawValue, events: Int16(POLLIN), revents: 0)) }
       let externalIndex = fds.count
       if let externalRequest { fds.append(pollfd(fd: externalRequest.output.rawValue, events: Int16(POLLIN), revents: 0)) }
+      let statusIndex = fds.count
+      if let unconfirmed { fds.append(pollfd(fd: unconfirmed.output.rawValue, events: Int16(POLLIN), revents: 0)) }
       let ready = poll(&fds, nfds_t(fds.count), timeout())
       if ready < 0 && errno != EINTR { return .hangup }
       let now = Self.now()
@@ -103,7 +126,7 @@ final class PasscodeOverlay {
           if signal == SIGUSR1 { terminal.flushInput() }
         }
       }
-      if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+      if reading, fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(terminal.fd.rawValue, $0.baseAddress, $0.count) }
         if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { return .hangup }
         if n > 0 {
@@ -113,6 +136,7 @@ final class PasscodeOverlay {
           }
         }
       }
+      if statusIndex < fds.count, fds[statusIndex].revents != 0, !statusArrived() { return .refused }
       if pendingIndex < fds.count, fds[pendingIndex].revents != 0, let request = pending {
         pending = nil
         apply(screen.verdict(verdict(request), now: Self.now()))
@@ -181,6 +205,51 @@ final class PasscodeOverlay {
         if promptWaiting { answerPrompt() }  // otherwise answered when the prompt arrives
       }
     }
+  }
+
+  // MARK: A first frame from the cache
+
+  /// Draws from a cached status; once the first frame is up, `start` asks
+  /// the gatekeeper, and `confirm` checks its answer.
+  func awaitStatus(
+    start: @escaping () throws(ClientError) -> PendingRequest,
+    confirm: @escaping (Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus
+  ) {
+    startStatus = start
+    self.confirm = confirm
+  }
+
+  private func statusArrived() -> Bool {
+    guard let request = unconfirmed else { return true }
+    unconfirmed = nil
+    let answer: Result<AuthResult, ClientError>
+    do { answer = .success(try request.finish { _, _, _ in false }) } catch { answer = .failure(error) }
+    return settle(answer)
+  }
+
+  /// The gatekeeper's status replaces the cached one (nothing was typed
+  /// yet); false when it refuses the lock screen.
+  private func settle(_ answer: Result<AuthResult, ClientError>) -> Bool {
+    guard let confirm else { return true }
+    let status: StoreStatus
+    do { status = try confirm(answer) } catch {
+      failure = error
+      return false
+    }
+    let now = Self.now()
+    screen = LockScreen(
+      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
+      revealLastDigit: screen.revealLastDigit, now: now)
+    context.userAtHost = Commands.userAtHost(status.user)
+    if status.externalRefusal.isEmpty {
+      if context.externalKey == nil { offerExternal() }
+    } else {
+      context.externalKey = nil
+      externalStartAt = nil
+    }
+    apply(screen.start())
+    return true
   }
 
   // MARK: External authenticator

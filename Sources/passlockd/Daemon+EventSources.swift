@@ -19,12 +19,12 @@ extension Daemon {
 
   func watchChildren() {
     // SignalPipe (main.swift) turns SIGCHLD into a byte the loop reads.
+    // Only lockers are reaped here: a gatekeeper run in the background is
+    // reaped by its own request (waitpid(-1) would take its status away).
     loop.onSignal(SIGCHLD) { [unowned self] in
-      var status: Int32 = 0
-      while true {
-        let pid = waitpid(-1, &status, WNOHANG)
-        if pid <= 0 { break }
-        lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
+      for pid in lockers.values.map(\.pid) {
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { lockerExited(pid: pid, status: exitCode(fromWaitStatus: status)) }
       }
     }
   }

@@ -122,13 +122,19 @@ final class Daemon {
     preparingForSleep = going
     if going {
       sleepSignalAt = monotonicNanoseconds()
-      refreshPasscode()
+      // The lock screens start first; whether a passcode was set or removed
+      // behind our back is checked meanwhile, and the inhibitor goes as soon
+      // as every lock screen has drawn, not after that check.
       guard passcodeSet else {
-        releaseInhibitor()
-        return
+        // Not known to be set: ask first, lock only if it is.
+        refreshPasscode()
+        guard passcodeSet else { return releaseInhibitor() }
+        lockAll(reason: "sleep")
+        return releaseIfEveryLockerIsReady()
       }
       lockAll(reason: "sleep")
-      releaseIfEveryLockerIsReady()
+      // Removed meanwhile: the check lets sleep go on (nothing to lock with).
+      refreshPasscodeInBackground { [unowned self] in releaseIfEveryLockerIsReady() }
     } else {
       // Back from sleep: hold logind off again for the next time, and have
       // the overlays drop what was typed in the dark.
@@ -165,8 +171,34 @@ final class Daemon {
   /// `passlock set/remove` and the control socket ask for this: a passcode
   /// appearing or disappearing changes whether we hold an inhibitor.
   func refreshPasscode() {
+    do { passcodeChecked(.success(try gatekeeper.run(.status) { _, _, _ in false })) } catch { passcodeChecked(.failure(error)) }
+  }
+
+  /// The same check without waiting for it: the loop reads the answer and
+  /// then calls `done`. On the way to sleep, lock screens already starting
+  /// must not wait for it.
+  func refreshPasscodeInBackground(then done: @escaping () -> Void) {
+    let pending: PendingRequest
+    do { pending = try gatekeeper.start(.status) } catch {
+      passcodeChecked(.failure(error))
+      return done()
+    }
+    var watch: EventLoop.Token?
+    watch = loop.watch(pending.output.rawValue) { [unowned self] in
+      loop.cancel(watch)
+      do throws(ClientError) { passcodeChecked(.success(try pending.finish { _, _, _ in false })) } catch {
+        passcodeChecked(.failure(error))
+      }
+      done()
+    }
+  }
+
+  /// What the gatekeeper said about the store: locking on or off, the inhibitor, idle timers.
+  func passcodeChecked(_ answer: Result<AuthResult, ClientError>) {
     let result: AuthResult?
-    do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch {
+    switch answer {
+    case .success(let answer): result = answer
+    case .failure(let error):
       result = nil
       reportGatekeeper(problem: "cannot run \(gatekeeper.path): \(error)")
     }

@@ -194,4 +194,71 @@ struct AccountPasswordEndToEndTests {
     #expect(t.waitFor("rc=0"))
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works again")
   }
+
+  // MARK: The first frame from the cached status (StatusCache)
+
+  /// A harness in a login session: XDG_RUNTIME_DIR is where the lock screen keeps its last status.
+  static func inSession() -> (Harness, String) {
+    let h = Harness()
+    h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
+    mkdir(h.root + "/run", 0o700)
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    return (h, h.root + "/run/passlock/lock-screen.status")
+  }
+
+  @Test func aLockSavesItsStatusForTheNextFirstFrameAndSetForgetsIt() throws {
+    let (h, cache) = Self.inSession()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+    var st = stat()
+    #expect(stat(cache, &st) == 0, "the gatekeeper's status is saved")
+    #expect(st.st_mode & 0o777 == 0o600)
+    #expect(try String(contentsOfFile: cache, encoding: .utf8).contains("length=4\n"))
+    h.passlock("change", "--stdin", input: "2580\n135790\n135790\n")
+    #expect(stat(cache, &st) != 0, "a new passcode: the next first frame waits for the gatekeeper")
+  }
+
+  @Test func aStaleCachedStatusIsReplacedBeforeAnyKeyCounts() throws {
+    let (h, cache) = Self.inSession()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+    // Six digits and a failure, as if from long ago: the gatekeeper says four and none.
+    let saved = try String(contentsOfFile: cache, encoding: .utf8)
+    try saved.replacingOccurrences(of: "length=4", with: "length=6")
+      .replacingOccurrences(of: "failed_attempts=0", with: "failed_attempts=3")
+      .write(toFile: cache, atomically: true, encoding: .utf8)
+    t.type("clear; passlock lock; echo rc2=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    #expect(t.waitFor("○  ○  ○  ○\n") || !t.screen.contains("○  ○  ○  ○  ○  ○"), "four dots once the gatekeeper answers")
+    t.type("2580")
+    let screen = t.waitFor { $0.contains("rc2=0") }
+    #expect(screen.contains("rc2=0"), "four digits unlock: the gatekeeper's length, not the cache's")
+    #expect(try String(contentsOfFile: cache, encoding: .utf8).contains("length=4\n"), "the cache is corrected")
+  }
+
+  @Test func aCachedStatusCannotLockWithoutAPasscode() throws {
+    let (h, cache) = Self.inSession()
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("rc=0"))
+    // The store loses its passcode behind passlock's back (the cache stays).
+    for name in try FileManager.default.contentsOfDirectory(atPath: h.stateDirectory) {
+      try FileManager.default.removeItem(atPath: h.stateDirectory + "/" + name)
+    }
+    t.type("clear; echo still-here; passlock lock; echo rc2=$?", enter: true)
+    let screen = t.waitFor { $0.contains("rc2=") }
+    #expect(screen.contains("rc2=2"))
+    #expect(screen.contains("No passcode is set"))
+    #expect(screen.contains("still-here"), "the terminal is given back")
+    var st = stat()
+    #expect(stat(cache, &st) != 0, "the wrong cache is gone")
+  }
 }
