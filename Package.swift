@@ -12,15 +12,6 @@ let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 /// loader, no libstdc++ mapped, about half the memory and start-up time. It
 /// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.
 let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
-/// `passlock-vt` (setuid root, on the console lock's path) is static too, but
-/// position-independent (static-pie: ASLR covers its code as well): no
-/// dynamic loader and no shared libraries to load on the way to the lock
-/// VT, and no LD_* environment to reason about. It uses no NSS either.
-/// gold cannot link static-pie, so GNU ld does. glibc's static-pie start-up
-/// refuses an rpath, so every build passes `--disable-local-rpath` (SwiftPM
-/// otherwise adds $ORIGIN); a test runs the binary to check that one did.
-let staticPIE: [LinkerSetting] = [.unsafeFlags(["-static-executable", "-Xclang-linker", "-static-pie", "-use-ld=bfd"])]
-
 let package = Package(
   name: "passlock",
   products: [
@@ -78,7 +69,7 @@ let package = Package(
     .executableTarget(
       name: "passlock-vt",
       dependencies: ["PasslockCore", "PasslockPOSIX"],
-      linkerSettings: staticPIE),
+      linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],

@@ -12,7 +12,7 @@ public enum CLI {
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
-    case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, session: Bool)
+    case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?, session: Bool)
     /// `lock --check`: whether a lock screen could start, touching no terminal.
     case lockCheck
     case config
@@ -57,6 +57,7 @@ public enum CLI {
           ("--ready-fd", "fd", "Write one byte to this descriptor once the lock screen is drawn."),
           ("--record", "path", "Remove this file after a real unlock (how passlockd learns how a lock it adopted ended)."),
           ("--own-vt", nil, "The terminal is a VT no session uses (passlock-vt's): no foreground job to stop."),
+          ("--leader", "pid", "The session leader on that terminal (passlockd's, from logind): finds its foreground job at once."),
           ("--check", nil, "Only say whether a lock screen could start (a passcode is set); exit 0 if so."),
         ]
       case .config: return []
@@ -133,8 +134,15 @@ public enum CLI {
         }
         readyFD = fd
       }
+      var leader: Int32?
+      if let text = values["--leader"] {
+        guard let pid = Int32(text), pid > 0 else {
+          throw UsageError(message: "The value '\(text)' is invalid for '--leader <pid>': expected a process ID", subcommand: .lock)
+        }
+        leader = pid
+      }
       return .lock(
-        tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"),
+        tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"), leader: leader,
         session: flags.contains("--session"))
     }
   }

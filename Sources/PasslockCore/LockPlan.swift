@@ -9,14 +9,19 @@ public struct LogindSession: Equatable, Sendable {
   public var vtNumber: UInt32
   /// tty, x11, wayland, mir, unspecified…
   public var type: String
+  /// The session's leader process (login, a shell), 0 when unknown.
+  public var leader: UInt32
 
-  public init(id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty") {
+  public init(
+    id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty", leader: UInt32 = 0
+  ) {
     self.id = id
     self.path = path
     self.tty = tty
     self.remote = remote
     self.vtNumber = vtNumber
     self.type = type
+    self.leader = leader
   }
 
   /// A display server's session: it may have a VT but no TTY.

@@ -12,8 +12,17 @@ public struct ForegroundJob {
 
   /// Finds the group through /proc (tcgetpgrp only works on one's own
   /// controlling terminal): the tpgid of any process whose tty is `fd`'s device.
-  public static func of(_ fd: FileDescriptor) -> ForegroundJob? {
-    guard let device = try? fd.status().st_rdev, device != 0, let proc = opendir("/proc") else { return nil }
+  /// `leader`, a process on that terminal (the session's leader), answers
+  /// with one read (its tpgid); without it, or when it is not on that
+  /// terminal (any more), every process is looked at.
+  public static func of(_ fd: FileDescriptor, leader: pid_t? = nil) -> ForegroundJob? {
+    guard let device = try? fd.status().st_rdev, device != 0 else { return nil }
+    if let leader, let fields = statFields(leader), fields.count > 5, UInt64(fields[4]) == UInt64(device),
+      let group = pid_t(fields[5]), group > 0
+    {
+      return group == getpgrp() ? nil : ForegroundJob(processGroup: group)
+    }
+    guard let proc = opendir("/proc") else { return nil }
     defer { closedir(proc) }
     while let entry = readdir(proc) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

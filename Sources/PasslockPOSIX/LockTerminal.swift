@@ -69,10 +69,15 @@ public final class LockTerminal {
   /// Someone else's terminal: stops its foreground job so it cannot read our
   /// keys. Called once the first frame is up, before any key is read: finding
   /// the job scans /proc, which the first frame need not wait for.
-  public func freezeForegroundJob() {
-    guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd) else { return }
+  public func freezeForegroundJob(leader: pid_t? = nil) {
+    guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd, leader: leader) else { return }
     job.stop()
     frozen = job
+    // Until it stopped it could change the modes and read: set ours again
+    // and drop what was typed meanwhile.
+    var raw = TerminalMode.rawInput(saved)
+    tcsetattr(fd.rawValue, TCSANOW, &raw)
+    flushInput()
   }
 
   public func flushInput() {

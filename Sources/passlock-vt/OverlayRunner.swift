@@ -1,4 +1,5 @@
 import Glibc
+import PasslockCore
 import PasslockPOSIX
 
 /// Runs the lock screen as the user. posix_spawn (never a bare fork) with
@@ -20,13 +21,32 @@ enum OverlayRunner {
   /// Runs `passlock lock --check` as the user: nil when a lock screen could
   /// start, else what it said (no passcode set, no gatekeeper…).
   static func preflight() -> String? {
+    let check = runCheck()
+    guard check.status != 0 else { return nil }
+    return check.said.isEmpty ? "it exited with status \(exitCode(fromWaitStatus: check.status))" : check.said
+  }
+
+  /// The pre-flight's answer when it is exactly "no passcode is set": a
+  /// normal exit 2 saying so (the gatekeeper's word, which the user cannot
+  /// forge in the setuid store; a kill or any other failure is not it).
+  static func preflightFindsNoPasscode() -> String? {
+    let check = runCheck()
+    let noPasscode = CommandFailure.noPasscode
+    guard check.status & 0x7f == 0, exitCode(fromWaitStatus: check.status) == noPasscode.exitStatus,
+      check.said == noPasscode.message
+    else { return nil }
+    return check.said
+  }
+
+  /// `passlock lock --check`'s wait status and the first line it printed.
+  private static func runCheck() -> (status: Int32, said: String) {
     let output: (read: Int32, write: Int32)
-    do { output = try closeOnExecPipe() } catch { return "pipe: \(error)" }
+    do { output = try closeOnExecPipe() } catch { return (-1, "pipe: \(error)") }
     let pid: pid_t
     do { pid = try launch(["passlock", "lock", "--check"], stdout: output.write, stderr: output.write) } catch {
       close(output.read)
       close(output.write)
-      return "\(error)"
+      return (-1, "\(error)")
     }
     close(output.write)
     var text: [UInt8] = []
@@ -42,10 +62,9 @@ enum OverlayRunner {
     }
     close(output.read)
     let status = waitStatus(of: pid) ?? -1
-    guard status != 0 else { return nil }
     var said = String(decoding: text.prefix(512), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     if said.hasPrefix("Error: ") { said.removeFirst(7) }
-    return said.isEmpty ? "it exited with status \(exitCode(fromWaitStatus: status))" : said
+    return (status, said)
   }
 
   /// Starts one lock screen on `tty`; fd 3 in the child is `readyPipe`.

@@ -6,7 +6,7 @@ import PasslockPOSIX
 /// `passlock lock` and the keypad flows: everything that puts the passcode
 /// screen on a terminal.
 extension Commands {
-  func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool) throws(CommandFailure) -> Int32 {
+  func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?) throws(CommandFailure) -> Int32 {
     // The gatekeeper's status as it was last time (StatusCache): the first
     // frame need not wait for it. Without one, ask the gatekeeper first and
     // prepare everything else while it starts up (the two run on different
@@ -60,8 +60,10 @@ extension Commands {
       overlay.awaitStatus(start: { [gatekeeper] () throws(ClientError) in try gatekeeper.start(.status) }, confirm: confirm)
     }
     overlay.stopsForegroundJob = !ownVT
-    // Offered only when configured, its PAM service exists and the store allows it now.
-    if status.externalRefusal.isEmpty { overlay.offerExternal() }
+    overlay.foregroundLeader = leader
+    // Offered only when configured, its PAM service exists and the store
+    // allows it now; from a cached status, armed only once confirmed.
+    if status.externalRefusal.isEmpty { overlay.offerExternal(armed: cached == nil) }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     if let failure = overlay.failure { throw failure }

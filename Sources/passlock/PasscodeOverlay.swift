@@ -55,6 +55,9 @@ final class PasscodeOverlay {
   private(set) var failure: CommandFailure?
   /// False on a VT of its own (`--own-vt`): no session's job can be reading it.
   var stopsForegroundJob = true
+  /// The session leader on the terminal (`--leader`): its job is found at
+  /// once, so it is stopped before the first frame is drawn.
+  var foregroundLeader: pid_t?
 
   init(
     terminal: LockTerminal, renderer: LockRenderer, gatekeeper: GatekeeperClient, screen: LockScreen,
@@ -82,17 +85,22 @@ final class PasscodeOverlay {
       // A passcode check already counted its attempt: let it finish and be reaped.
       pending?.abandon()
       unconfirmed?.abandon()
+      readyFD?.close()
       terminal.restore()
       if screen.finished { terminal.releaseSession() }
     }
+    // Known at once through the leader: stopped before anything is drawn.
+    if stopsForegroundJob, let foregroundLeader { terminal.freezeForegroundJob(leader: foregroundLeader) }
     apply(screen.start())
     draw()
-    if let readyFD {
-      // The first full frame is on the terminal: tell the waiting parent (one byte).
-      try? readyFD.writeAll([1])
-      readyFD.close()
-      self.readyFD = nil
-    }
+    // The first full frame is on the terminal: tell the waiting parent (byte
+    // 1). Byte 2 follows once the gatekeeper has confirmed the status the
+    // frame shows (at once without a cached status): the console holder tells
+    // a screen drawn from a stale cache from one that can unlock.
+    try? readyFD?.writeAll([1])
+    if startStatus == nil { confirmReady() }
+    // Someone else's terminal: its job is stopped before any key is read
+    // (the /proc scan that finds it stays off the way to the first frame).
     if stopsForegroundJob { terminal.freezeForegroundJob() }
     if let startStatus {
       self.startStatus = nil
@@ -126,6 +134,8 @@ final class PasscodeOverlay {
           if signal == SIGUSR1 { terminal.flushInput() }
         }
       }
+      // Not reading yet, the terminal can still hang up.
+      if !reading, fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return .hangup }
       if reading, fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(terminal.fd.rawValue, $0.baseAddress, $0.count) }
         if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { return .hangup }
@@ -243,23 +253,34 @@ final class PasscodeOverlay {
       revealLastDigit: screen.revealLastDigit, now: now)
     context.userAtHost = Commands.userAtHost(status.user)
     if status.externalRefusal.isEmpty {
-      if context.externalKey == nil { offerExternal() }
+      offerExternal()
     } else {
       context.externalKey = nil
       externalStartAt = nil
     }
     apply(screen.start())
+    confirmReady()
     return true
+  }
+
+  /// The second ready byte: the status on screen is the gatekeeper's.
+  private func confirmReady() {
+    try? readyFD?.writeAll([2])
+    readyFD?.close()
+    readyFD = nil
   }
 
   // MARK: External authenticator
 
   /// Shows its key and, with AutoStart, arms it after the delay (the owner is
-  /// still in front of the screen as it locks).
-  func offerExternal() {
+  /// still in front of the screen as it locks). `armed: false` only shows it:
+  /// a screen drawn from the cache arms it once the gatekeeper confirms.
+  func offerExternal(armed: Bool = true) {
     guard let external, screen.flow == .unlock, !screen.lockedOut else { return }
     context.externalKey = external.label
-    if external.autoStart { externalStartAt = Self.now() + external.armDelayMilliseconds }
+    if armed && external.autoStart && externalStartAt == nil && externalRequest == nil {
+      externalStartAt = Self.now() + external.armDelayMilliseconds
+    }
   }
 
   private func startExternal() {

@@ -10,38 +10,63 @@ import PasslockPOSIX
 /// before a single key is read, and every check is the gatekeeper's as
 /// before. The user can write this file, so it decides nothing.
 enum StatusCache {
-  static func path() -> String? {
-    environment("XDG_RUNTIME_DIR").flatMap { $0.hasPrefix("/") ? $0 + "/passlock/lock-screen.status" : nil }
+  /// $XDG_RUNTIME_DIR/passlock, when it is a real directory of ours that
+  /// only we can write (it is created when missing). Anything else (a
+  /// symlink, someone else's directory: root running with a user's
+  /// environment) means no cache.
+  static func directory(creating: Bool = false) -> String? {
+    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"), isPrivateDirectory(runtime) else { return nil }
+    let directory = runtime + "/passlock"
+    if creating { mkdir(directory, 0o700) }
+    return isPrivateDirectory(directory) ? directory : nil
   }
+
+  static func isPrivateDirectory(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && st.st_uid == geteuid() && st.st_mode & 0o022 == 0
+  }
+
+  static let name = "lock-screen.status"
 
   /// The last status, if it is one a first frame may show: a passcode set
   /// and no lockout (a locked-out screen starts a PAM transaction, which
-  /// waits for the real answer). A retry delay counts down from when it was saved.
+  /// waits for the real answer). A retry delay counts down from when it was
+  /// saved. A file that does not parse, or holds values no gatekeeper would
+  /// give, is removed.
   static func read() -> StoreStatus? {
-    guard let path = path() else { return nil }
+    guard let directory = directory() else { return nil }
+    let path = directory + "/" + name
     let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == getuid(), st.st_size < 4096 else { return nil }
+    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), st.st_size < 4096 else {
+      unlink(path)
+      return nil
+    }
     var bytes = [UInt8](repeating: 0, count: 4096)
     let n = Glibc.read(fd, &bytes, bytes.count)
+    let now = wallClockSeconds()
     guard n > 0, let saved = AuthResult.decode(Array(bytes[..<n])), var status = StoreStatus(saved),
-      let savedAt = saved.fields["saved_at"].flatMap({ Int64($0) }),
-      status.passcodeSet, !status.accountPasswordRequired
-    else { return nil }
-    status.retryAfterSeconds = max(0, status.retryAfterSeconds - max(0, wallClockSeconds() - savedAt))
+      let savedAt = saved.fields["saved_at"].flatMap({ Int64($0) }), savedAt > 0, savedAt <= now,
+      PasscodePolicy.lengths.contains(status.length), (0...1000).contains(status.failedAttempts),
+      (0...(366 * 86400)).contains(status.retryAfterSeconds)
+    else {
+      unlink(path)
+      return nil
+    }
+    guard status.passcodeSet, !status.accountPasswordRequired else { return nil }
+    status.retryAfterSeconds = max(0, status.retryAfterSeconds - (now - savedAt))
     return status
   }
 
   /// Saves the gatekeeper's answer for the next lock screen (atomically: a
   /// lock screen starting meanwhile reads the old one or the new one).
   static func write(_ status: StoreStatus) {
-    guard let path = path() else { return }
-    let directory = String(path[..<path.lastIndex(of: "/")!])
-    mkdir(directory, 0o700)
+    guard let directory = directory(creating: true) else { return }
     var fields = status.fields
     fields["saved_at"] = String(wallClockSeconds())
+    let path = directory + "/" + name
     let temporary = path + ".\(getpid())"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
@@ -52,6 +77,6 @@ enum StatusCache {
 
   /// After set, change or remove: the next first frame waits for the gatekeeper.
   static func remove() {
-    if let path = path() { unlink(path) }
+    if let directory = directory() { unlink(directory + "/" + name) }
   }
 }

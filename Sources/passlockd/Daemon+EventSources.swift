@@ -19,12 +19,15 @@ extension Daemon {
 
   func watchChildren() {
     // SignalPipe (main.swift) turns SIGCHLD into a byte the loop reads.
-    // Only lockers are reaped here: a gatekeeper run in the background is
-    // reaped by its own request (waitpid(-1) would take its status away).
+    // Every child is reaped here, lockers killed on purpose too. A gatekeeper
+    // run in the background may be reaped before its request is read: its
+    // answer comes through its pipe, its exit status is not needed.
     loop.onSignal(SIGCHLD) { [unowned self] in
-      for pid in lockers.values.map(\.pid) {
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { lockerExited(pid: pid, status: exitCode(fromWaitStatus: status)) }
+      var status: Int32 = 0
+      while true {
+        let pid = waitpid(-1, &status, WNOHANG)
+        if pid <= 0 { break }
+        lockerExited(pid: pid, status: exitCode(fromWaitStatus: status))
       }
     }
   }

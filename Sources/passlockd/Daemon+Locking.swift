@@ -64,7 +64,9 @@ extension Daemon {
     }
     guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
     let record = records.map { ["--record", $0.path(session.id)] } ?? []
-    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + record)
+    // The leader's /proc entry names the terminal's foreground job at once.
+    let leader = session.leader > 0 ? ["--leader", String(session.leader)] : []
+    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + leader + record)
   }
 
   struct LockProblem: Error { var text: String }

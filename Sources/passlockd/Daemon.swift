@@ -134,7 +134,11 @@ final class Daemon {
       }
       lockAll(reason: "sleep")
       // Removed meanwhile: the check lets sleep go on (nothing to lock with).
-      refreshPasscodeInBackground { [unowned self] in releaseIfEveryLockerIsReady() }
+      // It waits until the lock screens have drawn (a few ms): on two cores a
+      // gatekeeper started now would compete with them for the frame.
+      loop.after(milliseconds: Self.sleepCheckDelayMilliseconds) { [unowned self] in
+        refreshPasscodeInBackground { [unowned self] in releaseIfEveryLockerIsReady() }
+      }
     } else {
       // Back from sleep: hold logind off again for the next time, and have
       // the overlays drop what was typed in the dark.
@@ -173,6 +177,9 @@ final class Daemon {
   func refreshPasscode() {
     do { passcodeChecked(.success(try gatekeeper.run(.status) { _, _, _ in false })) } catch { passcodeChecked(.failure(error)) }
   }
+
+  /// How long after PrepareForSleep the store is checked again.
+  static let sleepCheckDelayMilliseconds: Int64 = 25
 
   /// The same check without waiting for it: the loop reads the answer and
   /// then calls `done`. On the way to sleep, lock screens already starting

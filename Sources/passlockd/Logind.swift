@@ -41,7 +41,8 @@ final class Logind {
     let remote = try bus.property(Self.name, path, Self.session, "Remote").bool()
     let vt = (try? bus.property(Self.name, path, Self.session, "VTNr").uint32()) ?? 0
     let type = (try? bus.property(Self.name, path, Self.session, "Type").string()) ?? "tty"
-    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt, type: type)
+    let leader = (try? bus.property(Self.name, path, Self.session, "Leader").uint32()) ?? 0
+    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt, type: type, leader: leader)
   }
 
   /// IdleHint and IdleSinceHint (µs, wall clock) of a session that publishes

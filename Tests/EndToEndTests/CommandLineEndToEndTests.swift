@@ -13,16 +13,6 @@ import Testing
     #expect(h.passlock("--version").stdout == "passlock 0.1.0\n")
   }
 
-  /// passlock-vt is a static-pie executable: glibc's start-up refuses (a
-  /// crash before main) one linked with SwiftPM's $ORIGIN rpath, so every
-  /// build must pass --disable-local-rpath. This is the check that one did.
-  @Test func theConsoleHolderStarts() {
-    let h = Harness()
-    let result = h.run(Harness.binDirectory + "/passlock-vt", ["--version"], input: Data())
-    #expect(result.status == 0, "passlock-vt crashed at start (built without --disable-local-rpath?): \(result.stderr)")
-    #expect(result.stdout == "passlock-vt 0.1.0\n")
-  }
-
   @Test func usageErrorsExit64OnStderr() {
     let h = Harness()
     let result = h.passlock("verify", "--now")

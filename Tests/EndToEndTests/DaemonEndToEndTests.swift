@@ -1,4 +1,5 @@
 import Foundation
+import PasslockPOSIX
 import Testing
 
 /// passlockd against a real dbus-daemon and python-dbusmock's logind, with a
@@ -43,6 +44,43 @@ final class DaemonEndToEndTests {
       unlock()
     }
     #expect(misses == 0)
+  }
+
+  /// A shell on the session's terminal (its leader, in the foreground) is
+  /// stopped before the lock screen draws (logind's Leader names it: no
+  /// /proc scan), so it cannot read the passcode; it runs again after the unlock.
+  @Test func theSessionsForegroundJobIsStoppedBeforeTheFrame() throws {
+    let shell = try #require(
+      Spawn.start(
+        [
+          "/usr/bin/python3", "-c",
+          "import os, fcntl, termios, sys; os.setsid(); fd = os.open(sys.argv[1], os.O_RDWR); "
+            + "fcntl.ioctl(fd, termios.TIOCSCTTY, 0); os.execv('/bin/sleep', ['sleep', '60'])",
+          logind.tty,
+        ], environment: h.environment))
+    defer {
+      kill(shell, SIGKILL)
+      _ = Spawn.wait(shell, seconds: 2)
+    }
+    func state() -> String { ForegroundJob.statFields(shell)?.first.map(String.init) ?? "?" }
+    waitFor("the stand-in shell owns the terminal") {
+      ForegroundJob.statFields(shell).map { $0.count > 5 && $0[5] == $0[2] && $0[0] == "S" } ?? false
+    }
+    _ = logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Leader': dbus.UInt32(\(shell))}, dbus_interface=MOCK)")
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    logind.lockSession()
+    var screen = ""
+    waitFor("locked") {
+      screen += logind.drain()
+      return screen.contains("Enter Passcode")
+    }
+    #expect(state() == "T", "stopped by the time the frame is on the terminal")
+    let command = logind.lockerPIDs.first.flatMap { try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8) } ?? ""
+    #expect(command.contains("--leader\u{0}\(shell)"), "the daemon names the leader: \(command)")
+    logind.type("2580")
+    waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
+    waitFor("running again after the unlock") { state() == "S" }
   }
 
   @Test func lockTwiceIsOneLockerAndThePasscodeUnlocks() throws {

@@ -13,14 +13,20 @@ import Testing
     (["change", "--stdin"], .change(allowSimple: false, stdin: true, forgot: false)),
     (["change", "--forgot"], .change(allowSimple: false, stdin: false, forgot: true)),
     (["remove", "--forgot", "--stdin"], .remove(stdin: true, forgot: true)),
-    (["lock"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, session: false)),
-    (["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"], .lock(tty: "/dev/pts/3", readyFD: 5, record: nil, ownVT: false, session: false)),
+    (["lock"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: false)),
+    (
+      ["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"],
+      .lock(tty: "/dev/pts/3", readyFD: 5, record: nil, ownVT: false, leader: nil, session: false)
+    ),
     (
       ["lock", "--tty", "/dev/pts/3", "--record", "/run/user/1000/passlock/locked/3"],
-      .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", ownVT: false, session: false)
+      .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", ownVT: false, leader: nil, session: false)
     ),
-    (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, session: true)),
-    (["lock", "--tty", "/dev/tty9", "--own-vt"], .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, session: false)),
+    (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: true)),
+    (
+      ["lock", "--tty", "/dev/tty9", "--own-vt"],
+      .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, leader: nil, session: false)
+    ),
     (["lock", "--check"], .lockCheck),
     (["config"], .config),
     (["remove"], .remove(stdin: false, forgot: false)),
@@ -47,15 +53,15 @@ import Testing
     ),
     (
       ["lock", "--check", "--session"],
-      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--tty"],
-      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--ready-fd", "1"],
-      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
     ),
   ]
 
