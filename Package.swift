@@ -101,12 +101,16 @@ let package = Package(
 // implicitly links their runtimes into every executable, and their metadata
 // (kept by the linker, scanned by the runtime at start-up) costs about 1.3 MB
 // of code and a share of every start. The tests keep them (Swift Testing is async).
-let withoutImplicitRuntimes: [SwiftSetting] = [
+// Type metadata is reached through accessor calls, not mangled names the
+// runtime demangles on first use: the lock screen spent a quarter of its
+// start-up there (perf), for a few KB more code.
+let startUpSettings: [SwiftSetting] = [
   .unsafeFlags([
     "-Xfrontend", "-disable-implicit-string-processing-module-import",
     "-Xfrontend", "-disable-implicit-concurrency-module-import",
+    "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
   ])
 ]
 for target in package.targets where target.type != .test && target.type != .system {
-  target.swiftSettings = (target.swiftSettings ?? []) + withoutImplicitRuntimes
+  target.swiftSettings = (target.swiftSettings ?? []) + startUpSettings
 }
