@@ -79,18 +79,31 @@ struct Console {
   /// and a request from someone else (Ctrl-Alt-Fn) made at the same moment
   /// replaces ours.
   func waitUntilActive(_ vt: Int32, seconds: Double, reissuing: Bool = false) -> Bool {
+    // Woken by the kernel's notice of the switch (sysfs poll on
+    // tty0/active), not by a timer: switching is locked right after it, so
+    // a request made just after the switch finds it locked.
+    let notices = open(SwitchWatch.activeFile, O_RDONLY | O_CLOEXEC)
+    defer { if notices >= 0 { close(notices) } }
     let start = monotonicSeconds()
     var asked = start
-    while active() != vt {
+    while true {
+      if notices >= 0 { _ = SwitchWatch.read(notices) }  // read first: it arms the next notice
+      if active() == vt { return true }
       let now = monotonicSeconds()
       if now > start + seconds { return false }
       if reissuing && now - asked > 0.02 {
         try? consoles.activate(vt)
         asked = now
       }
-      usleep(500)  // a display server that answers does so within a few ms
+      if notices >= 0 {
+        // A display server that answers does so within a few ms; the
+        // request is repeated every 20 ms.
+        var notice = pollfd(fd: notices, events: Int16(POLLPRI | POLLERR), revents: 0)
+        _ = poll(&notice, 1, 20)
+      } else {
+        usleep(500)
+      }
     }
-    return true
   }
 
   func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
