@@ -197,22 +197,23 @@ struct AccountPasswordEndToEndTests {
 
   // MARK: The first frame from the cached status (StatusCache)
 
-  /// A harness in a login session: XDG_RUNTIME_DIR is where the lock screen keeps its last status.
-  static func inSession() -> (Harness, String) {
+  /// In a login session (XDG_RUNTIME_DIR is where the lock screen keeps its
+  /// last status), after one lock and unlock: the cache's path is returned.
+  static func afterOneLock() -> (Harness, Tmux, String) {
     let h = Harness()
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     mkdir(h.root + "/run", 0o700)
     h.passlock("set", "--stdin", input: "2580\n2580\n")
-    return (h, h.root + "/run/passlock/lock-screen.status")
-  }
-
-  @Test func aLockSavesItsStatusForTheNextFirstFrameAndSetForgetsIt() throws {
-    let (h, cache) = Self.inSession()
     let t = Tmux(h)
     t.type("passlock lock; echo rc=$?", enter: true)
     #expect(t.waitFor("Enter Passcode"))
     t.type("2580")
     #expect(t.waitFor("rc=0"))
+    return (h, t, h.root + "/run/passlock/lock-screen.status")
+  }
+
+  @Test func aLockSavesItsStatusForTheNextFirstFrameAndSetForgetsIt() throws {
+    let (h, _, cache) = Self.afterOneLock()
     var st = stat()
     #expect(stat(cache, &st) == 0, "the gatekeeper's status is saved")
     #expect(st.st_mode & 0o777 == 0o600)
@@ -222,20 +223,15 @@ struct AccountPasswordEndToEndTests {
   }
 
   @Test func aStaleCachedStatusIsReplacedBeforeAnyKeyCounts() throws {
-    let (h, cache) = Self.inSession()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
-    #expect(t.waitFor("Enter Passcode"))
-    t.type("2580")
-    #expect(t.waitFor("rc=0"))
+    let (_, t, cache) = Self.afterOneLock()
     // Six digits and a failure, as if from long ago: the gatekeeper says four and none.
     let saved = try String(contentsOfFile: cache, encoding: .utf8)
     try saved.replacingOccurrences(of: "length=4", with: "length=6")
       .replacingOccurrences(of: "failed_attempts=0", with: "failed_attempts=3")
       .write(toFile: cache, atomically: true, encoding: .utf8)
     t.type("clear; passlock lock; echo rc2=$?", enter: true)
-    #expect(t.waitFor("Enter Passcode"))
-    #expect(t.waitFor("○  ○  ○  ○\n") || !t.screen.contains("○  ○  ○  ○  ○  ○"), "four dots once the gatekeeper answers")
+    let four = t.waitFor { $0.contains("○  ○  ○  ○") && !$0.contains("○  ○  ○  ○  ○") }
+    #expect(four.contains("○  ○  ○  ○") && !four.contains("○  ○  ○  ○  ○"), "four dots once the gatekeeper answers")
     t.type("2580")
     let screen = t.waitFor { $0.contains("rc2=0") }
     #expect(screen.contains("rc2=0"), "four digits unlock: the gatekeeper's length, not the cache's")
@@ -243,12 +239,7 @@ struct AccountPasswordEndToEndTests {
   }
 
   @Test func aCachedStatusCannotLockWithoutAPasscode() throws {
-    let (h, cache) = Self.inSession()
-    let t = Tmux(h)
-    t.type("passlock lock; echo rc=$?", enter: true)
-    #expect(t.waitFor("Enter Passcode"))
-    t.type("2580")
-    #expect(t.waitFor("rc=0"))
+    let (h, t, cache) = Self.afterOneLock()
     // The store loses its passcode behind passlock's back (the cache stays).
     for name in try FileManager.default.contentsOfDirectory(atPath: h.stateDirectory) {
       try FileManager.default.removeItem(atPath: h.stateDirectory + "/" + name)
