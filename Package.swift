@@ -28,7 +28,6 @@ let package = Package(
   targets: [
     .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
     .systemLibrary(name: "CXCrypt", path: "Sources/CXCrypt"),
-    .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
     // Linux calls Swift cannot make directly (prctl is variadic).
     .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
@@ -43,8 +42,8 @@ let package = Package(
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
     // PAM: client transactions (account password) and the module side's calls.
     .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
-    // sd-bus and sd_notify for passlockd.
-    .target(name: "PasslockBus", dependencies: ["CSystemd"]),
+    // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
+    .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
     // Talking to passlock-auth over its pipes.
     .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
@@ -73,7 +72,7 @@ let package = Package(
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
-      linkerSettings: staticRuntime),
+      linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockAccounts"],
@@ -87,6 +86,7 @@ let package = Package(
 
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
+    .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus"]),
     .testTarget(
       name: "PasslockStoreTests",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),

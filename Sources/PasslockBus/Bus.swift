@@ -1,38 +1,246 @@
-import CSystemd
 import Glibc
+import PasslockPOSIX
 
-/// One connection to the system bus (sd_bus_open_system, which honours
-/// DBUS_SYSTEM_BUS_ADDRESS). The only owner of the sd_bus object: calls are
-/// synchronous, and after every call the queue is drained, because signals that
-/// arrived during the call sit in sd-bus's queue and will not wake the fd.
+/// One connection to the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
+/// /run/dbus/system_bus_socket), spoken directly (Wire.swift): EXTERNAL
+/// authentication, descriptor passing, synchronous method calls, signal
+/// subscriptions. No libsystemd: passlockd links nothing but libc. Messages
+/// that arrive while a call waits for its reply are queued and handled by
+/// the next `process()` (which every call also runs before it returns).
 public final class Bus {
-  let bus: OpaquePointer
+  public let fd: Int32
+  /// Our name on the bus (Hello's answer).
+  public private(set) var uniqueName = ""
+  private var serial: UInt32 = 0
+  private var input: [UInt8] = []
+  private var inputDescriptors: [Int32] = []
+  private var queue: [BusMessage] = []
   private var matches: [Match] = []
+  /// The unique name owning each well-known sender we listen to.
+  private var owners: [String: String] = [:]
+  private var closed = false
+
+  private struct Match {
+    var sender: String
+    var path: String?
+    var interface: String
+    var member: String?
+    var handler: (BusMessage) -> Void
+  }
 
   public init() throws(BusError) {
-    var opened: OpaquePointer?
-    let rc = sd_bus_open_system(&opened)
-    guard rc >= 0, let opened else { throw BusError(call: "sd_bus_open_system", code: rc) }
-    bus = opened
+    let address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
+    fd = try Self.connect(address)
+    do throws(BusError) {
+      try authenticate()
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      uniqueName = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello").string()
+    } catch {
+      Glibc.close(fd)
+      throw error
+    }
   }
 
   deinit {
-    matches.removeAll()
-    sd_bus_flush_close_unref(bus)
+    Glibc.close(fd)
+    for descriptor in inputDescriptors { Glibc.close(descriptor) }
   }
 
-  /// The descriptor to watch for input.
-  public var fd: Int32 { sd_bus_get_fd(bus) }
+  /// The first `unix:path=` or `unix:abstract=` address in `address`.
+  static func connect(_ address: String) throws(BusError) -> Int32 {
+    for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
+      var path: [UInt8]?
+      for pair in entry.dropFirst(5).split(separator: ",") {
+        if pair.hasPrefix("path=") { path = Array(unescape(pair.dropFirst(5)).utf8) }
+        if pair.hasPrefix("abstract=") { path = [0] + Array(unescape(pair.dropFirst(9)).utf8) }
+      }
+      guard let path, path.count < 108 else { continue }
+      let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+      guard fd >= 0 else { throw BusError(call: "socket", code: -errno) }
+      var sockaddr = sockaddr_un()
+      sockaddr.sun_family = sa_family_t(AF_UNIX)
+      withUnsafeMutableBytes(of: &sockaddr.sun_path) { raw in
+        for (i, byte) in path.enumerated() { raw[i] = byte }
+      }
+      let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (path.first == 0 ? 0 : 1))
+      let rc = withUnsafePointer(to: &sockaddr) {
+        $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+      }
+      guard rc == 0 else {
+        let code = -errno
+        Glibc.close(fd)
+        throw BusError(call: "connect \(address)", code: code)
+      }
+      return fd
+    }
+    throw BusError(call: "connect", code: -EINVAL, message: "no unix: address in '\(address)'")
+  }
+
+  /// D-Bus addresses escape bytes as %XX.
+  static func unescape(_ text: Substring) -> String {
+    var bytes: [UInt8] = []
+    var rest = Array(text.utf8)[...]
+    while let byte = rest.popFirst() {
+      if byte == UInt8(ascii: "%"), rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+        bytes.append(value)
+        rest = rest.dropFirst(2)
+      } else {
+        bytes.append(byte)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// SASL EXTERNAL as our uid, asking for descriptor passing (Inhibit answers with one).
+  private func authenticate() throws(BusError) {
+    let uid = String(getuid()).utf8.map { String($0, radix: 16) }.joined()
+    try sendAll(Array("\0AUTH EXTERNAL \(uid)\r\n".utf8))
+    guard try readLine().hasPrefix("OK ") else { throw BusError(call: "authenticate", code: -EACCES, message: "the bus refused EXTERNAL") }
+    try sendAll(Array("NEGOTIATE_UNIX_FD\r\n".utf8))
+    guard try readLine().hasPrefix("AGREE_UNIX_FD") else {
+      throw BusError(call: "authenticate", code: -EPROTO, message: "the bus does not pass descriptors")
+    }
+    try sendAll(Array("BEGIN\r\n".utf8))
+  }
+
+  /// One line of the (blocking, still) authentication exchange.
+  private func readLine() throws(BusError) -> String {
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while line.count < 4096 {
+      let n = Glibc.read(fd, &byte, 1)
+      if n < 0 && errno == EINTR { continue }
+      guard n == 1 else { throw BusError(call: "authenticate", code: n == 0 ? -ECONNRESET : -errno) }
+      if byte == UInt8(ascii: "\n") {
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        return String(decoding: line, as: UTF8.self)
+      }
+      line.append(byte)
+    }
+    throw BusError(call: "authenticate", code: -EPROTO, message: "line too long")
+  }
+
+  private func sendAll(_ bytes: [UInt8]) throws(BusError) {
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      if n < 0 {
+        if errno == EINTR { continue }
+        if errno == EAGAIN {
+          var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+          _ = poll(&writable, 1, 1000)
+          continue
+        }
+        throw BusError(call: "send", code: -errno)
+      }
+      offset += n
+    }
+  }
+
+  /// Reads what the socket has (descriptors too) into `input`; false at the end of the connection.
+  private func receive() -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var control = [UInt8](repeating: 0, count: 256)
+    while true {
+      var n = 0
+      var descriptors: [Int32] = []
+      buffer.withUnsafeMutableBytes { data in
+        control.withUnsafeMutableBytes { controlBytes in
+          var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+          withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            var header = msghdr()
+            header.msg_iov = vectorPointer
+            header.msg_iovlen = 1
+            header.msg_control = controlBytes.baseAddress
+            header.msg_controllen = controlBytes.count
+            n = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
+            guard n > 0 else { return }
+            descriptors = Self.passedDescriptors(header)
+          }
+        }
+      }
+      if n > 0 {
+        input += buffer[..<n]
+        inputDescriptors += descriptors
+        continue
+      }
+      if n < 0 && errno == EINTR { continue }
+      if n < 0 && errno == EAGAIN { return true }
+      return false
+    }
+  }
+
+  /// SCM_RIGHTS descriptors in a received message's control data.
+  private static func passedDescriptors(_ header: msghdr) -> [Int32] {
+    var found: [Int32] = []
+    guard let control = header.msg_control, header.msg_controllen >= MemoryLayout<cmsghdr>.size else { return found }
+    var offset = 0
+    while offset + MemoryLayout<cmsghdr>.size <= header.msg_controllen {
+      let message = control.advanced(by: offset).assumingMemoryBound(to: cmsghdr.self).pointee
+      let length = Int(message.cmsg_len)
+      guard length >= MemoryLayout<cmsghdr>.size, offset + length <= header.msg_controllen else { break }
+      if message.cmsg_level == SOL_SOCKET && message.cmsg_type == Int32(SCM_RIGHTS) {
+        let count = (length - MemoryLayout<cmsghdr>.size) / MemoryLayout<Int32>.size
+        let data = control.advanced(by: offset + MemoryLayout<cmsghdr>.size)
+        for i in 0..<count { found.append(data.load(fromByteOffset: i * 4, as: Int32.self)) }
+      }
+      offset += (length + MemoryLayout<Int>.size - 1) / MemoryLayout<Int>.size * MemoryLayout<Int>.size
+    }
+    return found
+  }
+
+  /// Moves every complete message from `input` to the queue.
+  private func parseInput() throws(BusError) {
+    var start = 0
+    defer { input.removeFirst(start) }
+    while let length = try Wire.messageLength(input, from: start), input.count - start >= length {
+      queue.append(try BusMessage(parsing: input[start..<start + length], descriptors: &inputDescriptors))
+      start += length
+    }
+  }
 
   /// Handles everything queued: incoming signals run their handlers here.
   /// Returns false when the connection is gone.
   @discardableResult
   public func process() -> Bool {
-    while true {
-      let rc = sd_bus_process(bus, nil)
-      if rc < 0 { return false }
-      if rc == 0 { return true }
+    if !closed {
+      if !receive() { closed = true }
+      do { try parseInput() } catch { closed = true }
     }
+    while !queue.isEmpty {
+      let message = queue.removeFirst()
+      dispatch(message)
+    }
+    return !closed
+  }
+
+  private func dispatch(_ message: BusMessage) {
+    guard message.kind == .signal, let interface = message.interface else { return }
+    if interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged", message.sender == "org.freedesktop.DBus" {
+      noteOwnerChange(message)
+    }
+    for match in matches where match.interface == interface {
+      guard match.member == nil || match.member == message.member, match.path == nil || match.path == message.path,
+        let sender = message.sender, isOwner(sender, of: match.sender)
+      else { continue }
+      message.rewind()
+      match.handler(message)
+    }
+  }
+
+  /// Whether unique name `sender` speaks for well-known `name` now (the bus
+  /// itself sends as its own name).
+  private func isOwner(_ sender: String, of name: String) -> Bool {
+    name == "org.freedesktop.DBus" ? sender == name : owners[name] == sender
+  }
+
+  /// Keeps `owners` current from NameOwnerChanged (name, old, new).
+  private func noteOwnerChange(_ message: BusMessage) {
+    defer { message.rewind() }
+    guard let name = try? message.string(), owners.keys.contains(name), (try? message.string()) != nil,
+      let owner = try? message.string()
+    else { return }
+    owners[name] = owner
   }
 
   /// Calls a method and returns its reply. Arguments are basic values.
@@ -40,26 +248,29 @@ public final class Bus {
     _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = [],
     timeoutMicroseconds: UInt64 = 5_000_000
   ) throws(BusError) -> BusMessage {
-    var message: OpaquePointer?
-    var rc = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
-    guard rc >= 0, let message else { throw BusError(call: "new_method_call \(member)", code: rc) }
-    defer { sd_bus_message_unref(message) }
-    for argument in arguments {
-      rc = argument.append(to: message)
-      guard rc >= 0 else { throw BusError(call: "append \(member)", code: rc) }
+    serial &+= 1
+    if serial == 0 { serial = 1 }
+    let sent = serial
+    try sendAll(
+      Wire.methodCall(serial: sent, destination: destination, path: path, interface: interface, member: member, arguments: arguments))
+    let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
+    while true {
+      if let index = queue.firstIndex(where: { $0.replySerial == sent && ($0.kind == .methodReturn || $0.kind == .error) }) {
+        let reply = queue.remove(at: index)
+        guard reply.kind == .methodReturn else {
+          let text = reply.signature.hasPrefix("s") ? try? reply.string() : nil
+          throw BusError(call: "\(interface).\(member)", code: -EIO, name: reply.errorName, message: text)
+        }
+        return reply
+      }
+      guard !closed else { throw BusError(call: "\(interface).\(member)", code: -ECONNRESET) }
+      let now = monotonicNanoseconds()
+      guard now < deadline else { throw BusError(call: "\(interface).\(member)", code: -ETIMEDOUT) }
+      var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      _ = poll(&readable, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
+      if !receive() { closed = true }
+      try parseInput()
     }
-    var error = sd_bus_error()
-    defer { sd_bus_error_free(&error) }
-    var reply: OpaquePointer?
-    rc = sd_bus_call(bus, message, timeoutMicroseconds, &error, &reply)
-    // Signals that came in while we waited are queued, not signalled on the fd.
-    defer { _ = process() }
-    guard rc >= 0, let reply else {
-      let name = error.name.map { String(cString: $0) }
-      let text = error.message.map { String(cString: $0) }
-      throw BusError(call: "\(interface).\(member)", code: rc, name: name, message: text)
-    }
-    return BusMessage(owning: reply)
   }
 
   /// org.freedesktop.DBus.Properties.Get, positioned inside the variant.
@@ -70,38 +281,27 @@ public final class Bus {
     return reply
   }
 
-  /// Subscribes to a signal from `sender` (a well-known name: sd-bus resolves
-  /// it, so signals sent by any other connection are ignored).
+  /// Subscribes to a signal from `sender`, a well-known name: the bus
+  /// delivers only its owner's broadcasts, and a signal sent straight to us
+  /// by anyone else is dropped here (its sender is not the owner).
   public func onSignal(
     sender: String, path: String?, interface: String, member: String?, _ handler: @escaping (BusMessage) -> Void
   ) throws(BusError) {
-    let match = Match(handler)
-    var slot: OpaquePointer?
-    let rc = sd_bus_match_signal(bus, &slot, sender, path, interface, member, busSignalTrampoline, match.context)
-    guard rc >= 0 else { throw BusError(call: "match \(interface).\(member ?? "*")", code: rc) }
-    match.slot = slot
-    matches.append(match)
+    var rule = "type='signal',sender='\(sender)',interface='\(interface)'"
+    if let path { rule += ",path='\(path)'" }
+    if let member { rule += ",member='\(member)'" }
+    _ = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", [.string(rule)])
+    if sender != "org.freedesktop.DBus" && owners[sender] == nil {
+      // Its owner now, and every change of it.
+      let changes =
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(sender)'"
+      _ = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", [.string(changes)])
+      // Not running now: "" until NameOwnerChanged names its owner.
+      let reply = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(sender)])
+      owners[sender] = reply.flatMap { try? $0.string() } ?? ""
+    }
+    matches.append(Match(sender: sender, path: path, interface: interface, member: member, handler: handler))
   }
-}
-
-/// A signal subscription: the slot and the Swift handler it calls.
-final class Match {
-  let handler: (BusMessage) -> Void
-  var slot: OpaquePointer?
-  lazy var context: UnsafeMutableRawPointer = Unmanaged.passUnretained(self).toOpaque()
-
-  init(_ handler: @escaping (BusMessage) -> Void) { self.handler = handler }
-  deinit { if let slot { sd_bus_slot_unref(slot) } }
-}
-
-/// The C callback: captures nothing, finds its Match through `userdata`.
-private func busSignalTrampoline(
-  message: OpaquePointer?, userdata: UnsafeMutableRawPointer?, error: UnsafeMutablePointer<sd_bus_error>?
-) -> Int32 {
-  guard let message, let userdata else { return 0 }
-  let match = Unmanaged<Match>.fromOpaque(userdata).takeUnretainedValue()
-  match.handler(BusMessage(borrowing: message))
-  return 0
 }
 
 /// A basic value to send.
@@ -110,87 +310,9 @@ public enum BusValue {
   case objectPath(String)
   case bool(Bool)
   case uint32(UInt32)
-
-  func append(to message: OpaquePointer) -> Int32 {
-    switch self {
-    case .string(let s): return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
-    case .objectPath(let s): return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
-    case .bool(let b):
-      var value: Int32 = b ? 1 : 0
-      return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &value)
-    case .uint32(let u):
-      var value = u
-      return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
-    }
-  }
 }
 
-/// A received message, read in order with the typed readers below.
-public final class BusMessage {
-  let message: OpaquePointer
-
-  init(owning message: OpaquePointer) { self.message = message }
-  init(borrowing message: OpaquePointer) {
-    self.message = message
-    sd_bus_message_ref(message)
-  }
-  deinit { sd_bus_message_unref(message) }
-
-  public var path: String? { sd_bus_message_get_path(message).map { String(cString: $0) } }
-  public var member: String? { sd_bus_message_get_member(message).map { String(cString: $0) } }
-
-  private func read<T>(_ type: Character, _ initial: T) throws(BusError) -> T {
-    var value = initial
-    let rc = sd_bus_message_read_basic(message, CChar(UInt8(ascii: type.unicodeScalars.first!)), &value)
-    guard rc > 0 else { throw BusError(call: "read \(type)", code: rc == 0 ? -ENODATA : rc) }
-    return value
-  }
-
-  public func string() throws(BusError) -> String {
-    let pointer: UnsafePointer<CChar>? = try read("s", nil)
-    return pointer.map { String(cString: $0) } ?? ""
-  }
-
-  public func objectPath() throws(BusError) -> String {
-    let pointer: UnsafePointer<CChar>? = try read("o", nil)
-    return pointer.map { String(cString: $0) } ?? ""
-  }
-
-  public func bool() throws(BusError) -> Bool { try read("b", Int32(0)) != 0 }
-  public func uint32() throws(BusError) -> UInt32 { try read("u", UInt32(0)) }
-  public func uint64() throws(BusError) -> UInt64 { try read("t", UInt64(0)) }
-
-  /// A file descriptor from the message, duplicated (close-on-exec) so it
-  /// outlives the message.
-  public func fileDescriptor() throws(BusError) -> Int32 {
-    let fd = try read("h", Int32(-1))
-    let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-    guard copy >= 0 else { throw BusError(call: "dup inhibitor fd", code: -errno) }
-    return copy
-  }
-
-  public func enterVariant() throws(BusError) {
-    var type: CChar = 0
-    var contents: UnsafePointer<CChar>?
-    _ = sd_bus_message_peek_type(message, &type, &contents)
-    let rc = sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), contents)
-    guard rc > 0 else { throw BusError(call: "enter variant", code: rc) }
-  }
-
-  /// Enters an array or struct; false at the end of the enclosing array.
-  public func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
-    let rc = sd_bus_message_enter_container(message, CChar(UInt8(ascii: type.unicodeScalars.first!)), contents)
-    guard rc >= 0 else { throw BusError(call: "enter \(type)\(contents)", code: rc) }
-    return rc > 0
-  }
-
-  public func exit() throws(BusError) {
-    let rc = sd_bus_message_exit_container(message)
-    guard rc >= 0 else { throw BusError(call: "exit container", code: rc) }
-  }
-}
-
-/// A failed sd-bus call: the call, its negative errno, and D-Bus's error name.
+/// A failed bus call: the call, its negative errno, and D-Bus's error name.
 public struct BusError: Error, CustomStringConvertible {
   public var call: String
   public var code: Int32
@@ -206,20 +328,39 @@ public struct BusError: Error, CustomStringConvertible {
 
   public var description: String {
     if let name { return "\(call): \(name): \(message ?? "")" }
+    if let message { return "\(call): \(message)" }
     return "\(call): \(String(cString: strerror(-code)))"
   }
 }
 
-/// sd_notify, only where systemd asked for it (NOTIFY_SOCKET is set).
+/// sd_notify's protocol, only where systemd asked for it (NOTIFY_SOCKET is set).
 public enum ServiceManager {
   public static func notify(_ state: String) {
-    guard getenv("NOTIFY_SOCKET") != nil else { return }
-    _ = sd_notify(0, state)
+    guard let path = environment("NOTIFY_SOCKET"), path.hasPrefix("/") || path.hasPrefix("@") else { return }
+    var bytes = Array(path.utf8)
+    if bytes[0] == UInt8(ascii: "@") { bytes[0] = 0 }
+    guard bytes.count < 108 else { return }
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      for (i, byte) in bytes.enumerated() { raw[i] = byte }
+    }
+    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes[0] == 0 ? 0 : 1))
+    _ = state.withCString { text in
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, length) }
+      }
+    }
   }
 
-  /// The watchdog interval systemd expects pings within, if any.
+  /// The watchdog interval systemd expects pings within, if any (WATCHDOG_USEC,
+  /// for this process when WATCHDOG_PID says which).
   public static func watchdogMicroseconds() -> UInt64? {
-    var usec: UInt64 = 0
-    return sd_watchdog_enabled(0, &usec) > 0 ? usec : nil
+    guard let text = environment("WATCHDOG_USEC"), let usec = UInt64(text), usec > 0 else { return nil }
+    if let pid = environment("WATCHDOG_PID"), pid_t(pid) != getpid() { return nil }
+    return usec
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PasslockBus
 import PasslockPOSIX
 import Testing
 
@@ -81,6 +82,36 @@ final class DaemonEndToEndTests {
     logind.type("2580")
     waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
     waitFor("running again after the unlock") { state() == "S" }
+  }
+
+  /// Anyone on the bus can send a signal straight to passlockd's connection;
+  /// only logind's own count (a forged SessionRemoved would end a lock).
+  @Test func aSignalFromAnyoneButLogindIsIgnored() throws {
+    let bus = logind.bus
+    var seen: [Bool] = []
+    try bus.onSignal(
+      sender: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+      member: "PrepareForSleep"
+    ) { message in seen.append((try? message.bool()) ?? false) }
+    let forged = h.run(
+      "/usr/bin/python3",
+      [
+        "-c",
+        "import dbus, dbus.lowlevel\nb = dbus.SystemBus()\n"
+          + "m = dbus.lowlevel.SignalMessage('/org/freedesktop/login1', 'org.freedesktop.login1.Manager', 'PrepareForSleep')\n"
+          + "m.set_destination('\(bus.uniqueName)')\nm.append(False, signature='b')\nb.send_message(m)\nb.flush()\n",
+      ], input: Data())
+    #expect(forged.status == 0, "\(forged.stderr)")
+    logind.emitPrepareForSleep(true)
+    waitFor("logind's own signal arrives") {
+      var readable = pollfd(fd: bus.fd, events: Int16(POLLIN), revents: 0)
+      _ = poll(&readable, 1, 50)
+      bus.process()
+      return !seen.isEmpty
+    }
+    usleep(100_000)
+    bus.process()
+    #expect(seen == [true], "only logind's PrepareForSleep(true), not the forged false")
   }
 
   @Test func lockTwiceIsOneLockerAndThePasscodeUnlocks() throws {

@@ -128,7 +128,7 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   /// The session object's own Lock (the mock emits logind's Lock signal).
   func lockSession() { python("session('\(session)').Lock(dbus_interface=SESSION)") }
 
-  // MARK: Fast reads over our own sd-bus layer
+  // MARK: Fast reads over our own bus client (PasslockBus)
 
   lazy var bus: Bus = {
     setenv("DBUS_SYSTEM_BUS_ADDRESS", address, 1)

@@ -1,2 +1,0 @@
-#include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
