@@ -4,11 +4,15 @@ import PasslockPOSIX
 /// One connection to the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
 /// /run/dbus/system_bus_socket), spoken directly (Wire.swift): EXTERNAL
 /// authentication, descriptor passing, synchronous method calls, signal
-/// subscriptions. No libsystemd: passlockd links nothing but libc. Messages
-/// that arrive while a call waits for its reply are queued and handled by
-/// the next `process()` (which every call also runs before it returns).
+/// subscriptions. No libsystemd: passlockd links nothing but libc. Handlers
+/// run only from `process()`, never inside a call: signals that arrive while
+/// a call waits are queued, and `wakeFD` becomes readable so that the event
+/// loop comes back for them (the socket no longer shows them).
 public final class Bus {
   public let fd: Int32
+  /// Readable while queued signals wait for `process()`.
+  public let wakeFD: Int32
+  private let wakeWrite: Int32
   /// Our name on the bus (Hello's answer).
   public private(set) var uniqueName = ""
   private var serial: UInt32 = 0
@@ -25,25 +29,29 @@ public final class Bus {
     var path: String?
     var interface: String
     var member: String?
+    var argument0: String?
     var handler: (BusMessage) -> Void
   }
 
   public init() throws(BusError) {
     let address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
     fd = try Self.connect(address)
-    do throws(BusError) {
-      try authenticate()
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-      uniqueName = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello").string()
-    } catch {
+    let wake: (read: Int32, write: Int32)
+    do { wake = try closeOnExecPipe() } catch {
       Glibc.close(fd)
-      throw error
+      throw BusError(call: "pipe", code: -error.errno)
     }
+    for end in [wake.read, wake.write] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+    wakeFD = wake.read
+    wakeWrite = wake.write
+    // From here deinit closes the descriptors, also when init throws.
+    try authenticate()
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    uniqueName = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello").string()
   }
 
   deinit {
-    Glibc.close(fd)
-    for descriptor in inputDescriptors { Glibc.close(descriptor) }
+    for descriptor in [fd, wakeFD, wakeWrite] + inputDescriptors { Glibc.close(descriptor) }
   }
 
   /// The first `unix:path=` or `unix:abstract=` address in `address`.
@@ -122,11 +130,13 @@ public final class Bus {
 
   private func sendAll(_ bytes: [UInt8]) throws(BusError) {
     var offset = 0
+    let deadline = monotonicNanoseconds() + 5_000_000_000
     while offset < bytes.count {
       let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
       if n < 0 {
         if errno == EINTR { continue }
         if errno == EAGAIN {
+          guard monotonicNanoseconds() < deadline else { throw BusError(call: "send", code: -ETIMEDOUT) }
           var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
           _ = poll(&writable, 1, 1000)
           continue
@@ -140,7 +150,8 @@ public final class Bus {
   /// Reads what the socket has (descriptors too) into `input`; false at the end of the connection.
   private func receive() -> Bool {
     var buffer = [UInt8](repeating: 0, count: 65536)
-    var control = [UInt8](repeating: 0, count: 256)
+    // Room for more descriptors than a bus passes with one message (253).
+    var control = [UInt8](repeating: 0, count: 4096)
     while true {
       var n = 0
       var descriptors: [Int32] = []
@@ -156,6 +167,9 @@ public final class Bus {
             n = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
             guard n > 0 else { return }
             descriptors = Self.passedDescriptors(header)
+            // Descriptors lost to a full control buffer would shift every
+            // later message's: the connection cannot go on.
+            if header.msg_flags & Int32(MSG_CTRUNC) != 0 { n = -2 }
           }
         }
       }
@@ -164,8 +178,9 @@ public final class Bus {
         inputDescriptors += descriptors
         continue
       }
-      if n < 0 && errno == EINTR { continue }
-      if n < 0 && errno == EAGAIN { return true }
+      for descriptor in descriptors where n < 0 { Glibc.close(descriptor) }
+      if n == -1 && errno == EINTR { continue }
+      if n == -1 && errno == EAGAIN { return true }
       return false
     }
   }
@@ -189,20 +204,44 @@ public final class Bus {
     return found
   }
 
-  /// Moves every complete message from `input` to the queue.
+  /// Moves every complete message from `input` to the queue: replies, and
+  /// signals some subscription could take. Anything else (a method call to
+  /// us, a signal nobody asked for, a message that does not parse) is
+  /// dropped with its descriptors. Throws only when the stream itself
+  /// cannot be framed any more.
   private func parseInput() throws(BusError) {
     var start = 0
     defer { input.removeFirst(start) }
     while let length = try Wire.messageLength(input, from: start), input.count - start >= length {
-      queue.append(try BusMessage(parsing: input[start..<start + length], descriptors: &inputDescriptors))
-      start += length
+      defer { start += length }
+      guard let message = try? BusMessage(parsing: input[start..<start + length], descriptors: &inputDescriptors) else {
+        // Its descriptors, if it had any, cannot be told from the next one's.
+        for descriptor in inputDescriptors { Glibc.close(descriptor) }
+        inputDescriptors = []
+        continue
+      }
+      if message.kind == .methodReturn || message.kind == .error || wanted(message) { queue.append(message) }
     }
+  }
+
+  /// A signal a subscription (or the owner bookkeeping) could take.
+  private func wanted(_ message: BusMessage) -> Bool {
+    guard message.kind == .signal, let sender = message.sender else { return false }
+    if owners.keys.contains(where: { isOwnerChange(of: $0, message) }) { return true }
+    return matches.contains { $0.interface == message.interface && isOwner(sender, of: $0.sender) }
+  }
+
+  private func ringWake() {
+    var byte: UInt8 = 1
+    _ = Glibc.write(wakeWrite, &byte, 1)
   }
 
   /// Handles everything queued: incoming signals run their handlers here.
   /// Returns false when the connection is gone.
   @discardableResult
   public func process() -> Bool {
+    var drained = [UInt8](repeating: 0, count: 64)
+    while Glibc.read(wakeFD, &drained, drained.count) > 0 {}
     if !closed {
       if !receive() { closed = true }
       do { try parseInput() } catch { closed = true }
@@ -224,6 +263,10 @@ public final class Bus {
         let sender = message.sender, isOwner(sender, of: match.sender)
       else { continue }
       message.rewind()
+      if let argument0 = match.argument0 {
+        guard message.signature.hasPrefix("s"), (try? message.string()) == argument0 else { continue }
+        message.rewind()
+      }
       match.handler(message)
     }
   }
@@ -244,16 +287,30 @@ public final class Bus {
   }
 
   /// Calls a method and returns its reply. Arguments are basic values.
+  /// Signals that arrive meanwhile wait for `process()` (see `wakeFD`).
   public func call(
     _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = [],
     timeoutMicroseconds: UInt64 = 5_000_000
   ) throws(BusError) -> BusMessage {
+    try callKeepingOrder(destination, path, interface, member, arguments, timeoutMicroseconds: timeoutMicroseconds).reply
+  }
+
+  /// The reply, and how many queued messages arrived before it.
+  private func callKeepingOrder(
+    _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = [],
+    timeoutMicroseconds: UInt64 = 5_000_000
+  ) throws(BusError) -> (reply: BusMessage, earlier: Int) {
     serial &+= 1
     if serial == 0 { serial = 1 }
     let sent = serial
     try sendAll(
       Wire.methodCall(serial: sent, destination: destination, path: path, interface: interface, member: member, arguments: arguments))
     let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
+    // What was read off the socket meanwhile will not show on its fd.
+    defer {
+      queue.removeAll { $0.kind != .signal }  // late or stray replies
+      if !queue.isEmpty { ringWake() }
+    }
     while true {
       if let index = queue.firstIndex(where: { $0.replySerial == sent && ($0.kind == .methodReturn || $0.kind == .error) }) {
         let reply = queue.remove(at: index)
@@ -261,7 +318,7 @@ public final class Bus {
           let text = reply.signature.hasPrefix("s") ? try? reply.string() : nil
           throw BusError(call: "\(interface).\(member)", code: -EIO, name: reply.errorName, message: text)
         }
-        return reply
+        return (reply, index)
       }
       guard !closed else { throw BusError(call: "\(interface).\(member)", code: -ECONNRESET) }
       let now = monotonicNanoseconds()
@@ -284,23 +341,40 @@ public final class Bus {
   /// Subscribes to a signal from `sender`, a well-known name: the bus
   /// delivers only its owner's broadcasts, and a signal sent straight to us
   /// by anyone else is dropped here (its sender is not the owner).
+  /// `argument0`: only signals whose first argument is that string.
   public func onSignal(
-    sender: String, path: String?, interface: String, member: String?, _ handler: @escaping (BusMessage) -> Void
+    sender: String, path: String?, interface: String, member: String?, argument0: String? = nil,
+    _ handler: @escaping (BusMessage) -> Void
   ) throws(BusError) {
     var rule = "type='signal',sender='\(sender)',interface='\(interface)'"
     if let path { rule += ",path='\(path)'" }
     if let member { rule += ",member='\(member)'" }
+    if let argument0 { rule += ",arg0='\(argument0)'" }
     _ = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", [.string(rule)])
     if sender != "org.freedesktop.DBus" && owners[sender] == nil {
-      // Its owner now, and every change of it.
+      // Every change of its owner from now on (noted before the answer
+      // below is, so none is missed), then its owner now.
+      owners[sender] = ""
       let changes =
         "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(sender)'"
       _ = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", [.string(changes)])
       // Not running now: "" until NameOwnerChanged names its owner.
-      let reply = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(sender)])
-      owners[sender] = reply.flatMap { try? $0.string() } ?? ""
+      if let (reply, earlier) = try? callKeepingOrder(
+        "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(sender)])
+      {
+        owners[sender] = (try? reply.string()) ?? ""
+        // Changes queued before the answer are older than it.
+        let older = queue.prefix(earlier).filter { !isOwnerChange(of: sender, $0) }
+        queue = older + queue.dropFirst(earlier)
+      }
     }
-    matches.append(Match(sender: sender, path: path, interface: interface, member: member, handler: handler))
+    matches.append(Match(sender: sender, path: path, interface: interface, member: member, argument0: argument0, handler: handler))
+  }
+
+  private func isOwnerChange(of name: String, _ message: BusMessage) -> Bool {
+    defer { message.rewind() }
+    return message.kind == .signal && message.member == "NameOwnerChanged" && message.sender == "org.freedesktop.DBus"
+      && (try? message.string()) == name
   }
 }
 

@@ -6,6 +6,7 @@ import Glibc
 public final class BusMessage {
   let kind: Wire.Kind
   let serial: UInt32
+  let littleEndian: Bool
   let fields: [UInt8: String]
   let replySerial: UInt32?
   let body: [UInt8]
@@ -31,10 +32,12 @@ public final class BusMessage {
   /// `pending` as its UNIX_FDS field says.
   init(parsing bytes: ArraySlice<UInt8>, descriptors pending: inout [Int32]) throws(BusError) {
     let bytes = Array(bytes)
-    var header = BusReader(bytes: bytes, position: 12)
+    guard bytes.count >= 16, let little = Wire.isLittleEndian(bytes[0]) else { throw BusError.malformed("no header") }
+    littleEndian = little
+    var header = BusReader(bytes: bytes, position: 12, littleEndian: little)
     guard let kind = Wire.Kind(rawValue: bytes[1]) else { throw BusError.malformed("unknown message type \(bytes[1])") }
     self.kind = kind
-    serial = Wire.littleEndian32(bytes, 8)
+    serial = Wire.uint32(bytes, 8, littleEndian: little)
     let fieldsLength = Int(try header.uint32())
     let fieldsEnd = header.position + fieldsLength
     var fields: [UInt8: String] = [:]
@@ -66,7 +69,7 @@ public final class BusMessage {
 
   deinit { for fd in descriptors { close(fd) } }
 
-  private func reader() -> BusReader { BusReader(bytes: body, position: position) }
+  private func reader() -> BusReader { BusReader(bytes: body, position: position, littleEndian: littleEndian) }
 
   /// Back to the start of the body (each handler reads a signal from the start).
   func rewind() {
@@ -151,6 +154,7 @@ public final class BusMessage {
 struct BusReader {
   let bytes: [UInt8]
   var position: Int
+  var littleEndian = true
 
   mutating func align(_ alignment: Int) throws(BusError) {
     let aligned = (position + alignment - 1) / alignment * alignment
@@ -168,12 +172,14 @@ struct BusReader {
 
   mutating func uint32() throws(BusError) -> UInt32 {
     try align(4)
-    return try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    let value = try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    return littleEndian ? value : value.byteSwapped
   }
 
   mutating func uint64() throws(BusError) -> UInt64 {
     try align(8)
-    return try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    let value = try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    return littleEndian ? value : value.byteSwapped
   }
 
   mutating func string() throws(BusError) -> String {

@@ -24,9 +24,9 @@ enum Wire {
     case unixFDs = 9
   }
 
-  /// The longest message accepted (the specification's limit is 128 MiB;
-  /// logind's answers are a few KiB).
-  static let maximumLength = 1 << 20
+  /// The specification's limit on a message: anything longer breaks the
+  /// protocol. (Buses cap lower: 32 MiB by default on the system bus.)
+  static let maximumLength = 1 << 27
 
   /// Appends values with D-Bus alignment.
   struct Writer {
@@ -94,23 +94,30 @@ enum Wire {
   }
 
   /// The length of the message starting at `bytes[start...]` once its
-  /// fixed header is there, or nil; throws on a header no bus would send.
+  /// fixed header is there, or nil; throws on a header that breaks the
+  /// protocol (then nothing after it can be framed). Either byte order.
   static func messageLength(_ bytes: [UInt8], from start: Int) throws(BusError) -> Int? {
     guard bytes.count - start >= 16 else { return nil }
-    guard bytes[start] == UInt8(ascii: "l"), bytes[start + 3] == 1 else {
-      throw BusError(call: "read message", code: -EPROTO, name: nil, message: "not a little-endian D-Bus 1 message")
+    guard let little = isLittleEndian(bytes[start]), bytes[start + 3] == 1 else {
+      throw BusError(call: "read message", code: -EPROTO, name: nil, message: "not a D-Bus 1 message")
     }
-    let body = Int(littleEndian32(bytes, start + 4))
-    let fields = Int(littleEndian32(bytes, start + 12))
-    guard body <= maximumLength, fields <= maximumLength else {
+    let body = Int(uint32(bytes, start + 4, littleEndian: little))
+    let fields = Int(uint32(bytes, start + 12, littleEndian: little))
+    let length = (16 + fields + 7) / 8 * 8 + body
+    guard length <= maximumLength else {
       throw BusError(call: "read message", code: -EMSGSIZE, name: nil, message: "message too long")
     }
-    let header = 16 + fields
-    return (header + 7) / 8 * 8 + body
+    return length
   }
 
-  static func littleEndian32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-    UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+  /// "l" or "B": the message's byte order; nil for anything else.
+  static func isLittleEndian(_ mark: UInt8) -> Bool? {
+    mark == UInt8(ascii: "l") ? true : mark == UInt8(ascii: "B") ? false : nil
+  }
+
+  static func uint32(_ bytes: [UInt8], _ at: Int, littleEndian: Bool) -> UInt32 {
+    let value = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+    return littleEndian ? value : value.byteSwapped
   }
 }
 

@@ -1,5 +1,4 @@
 import Glibc
-import PasslockCore
 import PasslockPOSIX
 
 /// Runs the lock screen as the user. posix_spawn (never a bare fork) with
@@ -24,18 +23,6 @@ enum OverlayRunner {
     let check = runCheck()
     guard check.status != 0 else { return nil }
     return check.said.isEmpty ? "it exited with status \(exitCode(fromWaitStatus: check.status))" : check.said
-  }
-
-  /// The pre-flight's answer when it is exactly "no passcode is set": a
-  /// normal exit 2 saying so (the gatekeeper's word, which the user cannot
-  /// forge in the setuid store; a kill or any other failure is not it).
-  static func preflightFindsNoPasscode() -> String? {
-    let check = runCheck()
-    let noPasscode = CommandFailure.noPasscode
-    guard check.status & 0x7f == 0, exitCode(fromWaitStatus: check.status) == noPasscode.exitStatus,
-      check.said == noPasscode.message
-    else { return nil }
-    return check.said
   }
 
   /// `passlock lock --check`'s wait status and the first line it printed.

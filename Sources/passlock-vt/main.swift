@@ -62,25 +62,15 @@ func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int
   }
 }
 
-/// Waits for the lock screen's first frame: true once it is drawn (its
-/// first byte). `keepOpen`: the pipe stays open for the second byte, which
-/// says the gatekeeper confirmed the status the frame was drawn from.
-func waitForFrame(_ ready: Int32, keepOpen: Bool = false) -> Bool {
+/// Waits for the lock screen's first frame: true once it is drawn.
+func waitForFrame(_ ready: Int32) -> Bool {
   var byte: UInt8 = 0
-  defer { if !keepOpen { close(ready) } }
+  defer { close(ready) }
   while true {
     let n = read(ready, &byte, 1)
     if n == -1 && errno == EINTR { continue }
     return n == 1
   }
-}
-
-/// After the lock screen exited: whether it had written its second byte.
-func wasConfirmed(_ ready: Int32) -> Bool {
-  var byte: UInt8 = 0
-  defer { close(ready) }
-  _ = fcntl(ready, F_SETFL, fcntl(ready, F_GETFL) | O_NONBLOCK)
-  return read(ready, &byte, 1) == 1 && byte == 2
 }
 
 /// Parses the arguments, locks the console and holds it until a lock screen
@@ -150,13 +140,10 @@ func holdConsole() -> Never {
   // frame: then nothing is locked, and its reason is asked for by
   // `passlock lock --check` (pre-flight: never a console only root could open).
   let first: pid_t
-  let firstReady: Int32
   do {
     let started = try startOverlay(on: prepared.tty)
     first = started.pid
-    firstReady = started.ready
-    guard waitForFrame(started.ready, keepOpen: true) else {
-      close(started.ready)
+    guard waitForFrame(started.ready) else {
       let status = waitStatus(of: first) ?? -1
       prepared.abandon(console)
       let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
@@ -198,7 +185,6 @@ func holdConsole() -> Never {
   /// restart backoff, and when they keep failing says so on the lock VT.
   var backoff = RestartBackoff()
   var running: pid_t? = first
-  var firstStillOpen = true
   while true {
     let started = time(nil)
     let pid: pid_t
@@ -222,24 +208,6 @@ func holdConsole() -> Never {
     if status == 0 {
       holder.end(closing: lockFD)
       exit(0)
-    }
-    // The first lock screen may draw from its cached status before the
-    // gatekeeper answers (StatusCache), so its frame alone does not prove
-    // that it can unlock. If it ended before the gatekeeper confirmed that
-    // status (no second byte), with a plain exit 2, and the pre-flight now
-    // says exactly "no passcode is set" (the setuid gatekeeper's word, not
-    // something a user can cause by killing processes), nothing could ever
-    // unlock this console: end the lock, as the pre-flight would have refused
-    // it. Any other failure keeps the console locked.
-    if pid == first && firstStillOpen {
-      firstStillOpen = false
-      let confirmed = wasConfirmed(firstReady)
-      if !confirmed, status & 0x7f == 0, exitCode(fromWaitStatus: status) == CommandFailure.noPasscode.exitStatus,
-        let problem = OverlayRunner.preflightFindsNoPasscode()
-      {
-        holder.end(closing: lockFD)
-        fail(.refused("the lock screen cannot start: \(problem); the lock is undone"))
-      }
     }
     let delay = backoff.failed(afterRunning: Double(time(nil) - started))
     if backoff.keepsFailing {

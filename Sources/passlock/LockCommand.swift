@@ -12,7 +12,10 @@ extension Commands {
     // prepare everything else while it starts up (the two run on different
     // cores). With one, it is asked once the first frame is up, so it does not
     // compete with the frame (or, on a console, with the holder's switch).
-    let cached = StatusCache.read()
+    // Not on a console holder's VT: there a frame drawn from a stale cache
+    // would have the holder lock a console nothing could unlock (a removed
+    // passcode, a broken gatekeeper), where the pre-flight refuses to.
+    let cached = ownVT ? nil : StatusCache.read()
     var pending: PendingRequest?
     if cached == nil {
       do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }

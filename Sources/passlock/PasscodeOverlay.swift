@@ -85,7 +85,6 @@ final class PasscodeOverlay {
       // A passcode check already counted its attempt: let it finish and be reaped.
       pending?.abandon()
       unconfirmed?.abandon()
-      readyFD?.close()
       terminal.restore()
       if screen.finished { terminal.releaseSession() }
     }
@@ -93,12 +92,12 @@ final class PasscodeOverlay {
     if stopsForegroundJob, let foregroundLeader { terminal.freezeForegroundJob(leader: foregroundLeader) }
     apply(screen.start())
     draw()
-    // The first full frame is on the terminal: tell the waiting parent (byte
-    // 1). Byte 2 follows once the gatekeeper has confirmed the status the
-    // frame shows (at once without a cached status): the console holder tells
-    // a screen drawn from a stale cache from one that can unlock.
-    try? readyFD?.writeAll([1])
-    if startStatus == nil { confirmReady() }
+    if let readyFD {
+      // The first full frame is on the terminal: tell the waiting parent (one byte).
+      try? readyFD.writeAll([1])
+      readyFD.close()
+      self.readyFD = nil
+    }
     // Someone else's terminal: its job is stopped before any key is read
     // (the /proc scan that finds it stays off the way to the first frame).
     if stopsForegroundJob { terminal.freezeForegroundJob() }
@@ -259,15 +258,7 @@ final class PasscodeOverlay {
       externalStartAt = nil
     }
     apply(screen.start())
-    confirmReady()
     return true
-  }
-
-  /// The second ready byte: the status on screen is the gatekeeper's.
-  private func confirmReady() {
-    try? readyFD?.writeAll([2])
-    readyFD?.close()
-    readyFD = nil
   }
 
   // MARK: External authenticator

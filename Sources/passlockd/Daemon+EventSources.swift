@@ -8,10 +8,13 @@ import PasslockPOSIX
 /// removal, and systemd's watchdog.
 extension Daemon {
   func watchBus() {
-    loop.watch(bus.fd) { [unowned self] in
-      if !bus.process() {
-        Log.error("lost the system bus; exiting so systemd restarts passlockd")
-        exit(1)
+    // The socket, and the bus's own signal that signals read during a call wait.
+    for fd in [bus.fd, bus.wakeFD] {
+      loop.watch(fd) { [unowned self] in
+        if !bus.process() {
+          Log.error("lost the system bus; exiting so systemd restarts passlockd")
+          exit(1)
+        }
       }
     }
     bus.process()

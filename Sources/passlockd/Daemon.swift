@@ -107,7 +107,7 @@ final class Daemon {
     }
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-      member: "NameOwnerChanged"
+      member: "NameOwnerChanged", argument0: Logind.name
     ) { [unowned self] message in
       guard let name = try? message.string(), name == Logind.name, (try? message.string()) != nil,
         let owner = try? message.string()

@@ -32,7 +32,9 @@ final class Logind {
       if owner == uid { found.append((id, path)) }
     }
     try reply.exit()
-    return try found.map { (id, path) throws(BusError) in try info(id: id, path: path) }
+    // A session that ended since the list was made cannot be read: skipped,
+    // not a failed refresh (the others, a new one among them, still count).
+    return found.compactMap { (id, path) in try? info(id: id, path: path) }
   }
 
   func info(id: String, path: String) throws(BusError) -> SessionInfo {

@@ -107,10 +107,13 @@ import Testing
     lying[bodyStart] = 0xff
     let message = try Self.parse(lying)
     #expect(throws: BusError.self) { try message.string() }
-    // A wrong byte order or version is refused at once.
-    var big = good
-    big[0] = UInt8(ascii: "B")
-    #expect(throws: BusError.self) { try Wire.messageLength(big, from: 0) }
+    // Neither byte order, or another version: the protocol is broken.
+    var other = good
+    other[0] = UInt8(ascii: "X")
+    #expect(throws: BusError.self) { try Wire.messageLength(other, from: 0) }
+    other = good
+    other[3] = 2
+    #expect(throws: BusError.self) { try Wire.messageLength(other, from: 0) }
   }
 
   /// Random corruption of real messages: every read either succeeds or
@@ -145,5 +148,40 @@ import Testing
     for _ in 0..<10_000 { bytes += [1, UInt8(ascii: "v"), 0] }
     var reader = BusReader(bytes: bytes, position: 0)
     #expect(throws: BusError.self) { try reader.skip("v") }
+  }
+
+  /// A big-endian message (the specification lets a peer choose): read alike.
+  @Test func bigEndianMessagesAreReadToo() throws {
+    var little = Self.call([.string("sleep"), .uint32(0x0102_0304)])
+    // Swap every 4-byte word the little-endian writer wrote: the fixed header's
+    // lengths and serial, the fields' string lengths, the body's.
+    func swap(_ at: Int) { little[at..<at + 4].reverse() }
+    little[0] = UInt8(ascii: "B")
+    for at in [4, 8, 12] { swap(at) }
+    var descriptors: [Int32] = []
+    var reader = BusReader(bytes: little, position: 16)
+    // Walk the fields as the little-endian original to find the words to swap.
+    let fieldsEnd = 16 + Int(Wire.uint32(little, 12, littleEndian: false))
+    while reader.position < fieldsEnd {
+      try reader.align(8)
+      _ = try reader.byte()
+      let type = try reader.signature()
+      if type == "g" {
+        _ = try reader.signature()
+      } else {
+        try reader.align(4)
+        let at = reader.position
+        _ = try reader.string()
+        swap(at)
+      }
+    }
+    let bodyStart = (fieldsEnd + 7) / 8 * 8
+    swap(bodyStart)
+    swap(bodyStart + 12)
+    #expect(try Wire.messageLength(little, from: 0) == little.count)
+    let message = try BusMessage(parsing: little[...], descriptors: &descriptors)
+    #expect(message.member == "Inhibit")
+    #expect(try message.string() == "sleep")
+    #expect(try message.uint32() == 0x0102_0304)
   }
 }
