@@ -67,7 +67,7 @@ let package = Package(
       linkerSettings: fullyStatic),
     .executableTarget(
       name: "passlock-vt",
-      dependencies: ["PasslockCore", "PasslockPOSIX"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockClient
 import PasslockCore
 import PasslockPOSIX
 
@@ -60,6 +61,26 @@ func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int
     close(ready.write)
     throw error
   }
+}
+
+/// The store's status from the gatekeeper, asked by the holder itself over
+/// pipes only root-run processes hold (the user cannot reach them through
+/// /proc): the lock screen may draw its first frame from its cached status,
+/// so the lock also waits for this answer, and a console that nothing could
+/// unlock (no passcode, a gatekeeper that refuses) is never locked.
+func startStatusCheck() -> PendingRequest? {
+  // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
+  let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
+  return try? gatekeeper.start(.status)
+}
+
+/// Why the status says no lock screen could unlock, or nil when one could.
+func statusRefusal(_ check: PendingRequest?) -> String? {
+  guard let check else { return "passlock-auth did not start" }
+  let result: AuthResult
+  do { result = try check.finish { _, _, _ in false } } catch { return error.description }
+  guard let status = StoreStatus(result) else { return CommandFailure(result.code, message: result.message).message }
+  return status.passcodeSet ? nil : CommandFailure.noPasscode.message
 }
 
 /// Waits for the lock screen's first frame: true once it is drawn.
@@ -140,18 +161,27 @@ func holdConsole() -> Never {
   // frame: then nothing is locked, and its reason is asked for by
   // `passlock lock --check` (pre-flight: never a console only root could open).
   let first: pid_t
+  let check = startStatusCheck()
   do {
     let started = try startOverlay(on: prepared.tty)
     first = started.pid
     guard waitForFrame(started.ready) else {
+      check?.cancel()
       let status = waitStatus(of: first) ?? -1
       prepared.abandon(console)
       let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
       fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
     }
   } catch {
+    check?.cancel()
     prepared.abandon(console)
     fail(error)
+  }
+  if let problem = statusRefusal(check) {
+    kill(first, SIGKILL)
+    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+    prepared.abandon(console)
+    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
   // Opened before the lock: a switch right after it is seen, not missed.
   let switches = SwitchWatch()

@@ -12,10 +12,9 @@ extension Commands {
     // prepare everything else while it starts up (the two run on different
     // cores). With one, it is asked once the first frame is up, so it does not
     // compete with the frame (or, on a console, with the holder's switch).
-    // Not on a console holder's VT: there a frame drawn from a stale cache
-    // would have the holder lock a console nothing could unlock (a removed
-    // passcode, a broken gatekeeper), where the pre-flight refuses to.
-    let cached = ownVT ? nil : StatusCache.read()
+    // (On a console holder's VT too: the holder asks the gatekeeper itself
+    // before it locks, so a stale cache cannot lock a console nothing unlocks.)
+    let cached = StatusCache.read()
     var pending: PendingRequest?
     if cached == nil {
       do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }

@@ -133,10 +133,10 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == original, "switching is allowed again")
   }
 
-  /// On the holder's VT the lock screen does not draw from its cached status
-  /// (StatusCache): its frame must prove it can unlock. With a cache that
-  /// says a passcode is set over a store that has none, the pre-flight
-  /// refuses and nothing is locked.
+  /// The lock screen may draw its first frame from its cached status
+  /// (StatusCache), so the holder asks the gatekeeper itself before it locks:
+  /// with a cache that says a passcode is set over a store that has none,
+  /// the frame is drawn but nothing is locked.
   @Test func aCachedStatusCannotMakeTheHolderLockWithoutAPasscode() throws {
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     mkdir(h.root + "/run", 0o700)
