@@ -7,7 +7,8 @@ import PackageDescription
 /// `passlock-auth` links the Swift runtime statically: it runs setuid and must
 /// not depend on the toolchain's install path. It stays a dynamic executable
 /// (PIE, so ASLR covers it) because PAM loads its modules with dlopen.
-let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+/// It and `passlock-vt` run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
+let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now"])]
 /// `passlock` (the lock screen) is a fully static executable: no dynamic
 /// loader, no libstdc++ mapped, about half the memory and start-up time. It
 /// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.

@@ -13,6 +13,21 @@ import Testing
     #expect(h.passlock("--version").stdout == "passlock 0.1.0\n")
   }
 
+  /// The setuid programs are PIE with full RELRO: their GOT is read-only
+  /// once loaded (GNU_RELRO and BIND_NOW).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))
+  func theSetuidProgramsHaveFullRELRO() {
+    let h = Harness()
+    for name in ["passlock-auth", "passlock-vt"] {
+      let path = Harness.binDirectory + "/" + name
+      let dynamic = h.run("/usr/bin/readelf", ["-d", path], input: Data()).stdout
+      let segments = h.run("/usr/bin/readelf", ["-lW", path], input: Data()).stdout
+      #expect(dynamic.contains("BIND_NOW"), "\(name): no BIND_NOW")
+      #expect(dynamic.contains("PIE"), "\(name): not PIE")
+      #expect(segments.contains("GNU_RELRO"), "\(name): no RELRO segment")
+    }
+  }
+
   @Test func usageErrorsExit64OnStderr() {
     let h = Harness()
     let result = h.passlock("verify", "--now")
