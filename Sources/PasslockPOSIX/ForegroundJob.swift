@@ -14,15 +14,15 @@ public struct ForegroundJob {
   /// controlling terminal): the tpgid of any process whose tty is `fd`'s device.
   /// `leader`, a process on that terminal (the session's leader), answers
   /// with one read (its tpgid); without it, or when it is not on that
-  /// terminal (any more), every process is looked at.
-  public static func of(_ fd: FileDescriptor, leader: pid_t? = nil) -> ForegroundJob? {
+  /// terminal (any more), every process is looked at, unless `scanning` is false.
+  public static func of(_ fd: FileDescriptor, leader: pid_t? = nil, scanning: Bool = true) -> ForegroundJob? {
     guard let device = try? fd.status().st_rdev, device != 0 else { return nil }
     if let leader, let fields = statFields(leader), fields.count > 5, UInt64(fields[4]) == UInt64(device),
       let group = pid_t(fields[5]), group > 0
     {
       return group == getpgrp() ? nil : ForegroundJob(processGroup: group)
     }
-    guard let proc = opendir("/proc") else { return nil }
+    guard scanning, let proc = opendir("/proc") else { return nil }
     defer { closedir(proc) }
     while let entry = readdir(proc) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

@@ -69,8 +69,11 @@ public final class LockTerminal {
   /// Someone else's terminal: stops its foreground job so it cannot read our
   /// keys. Called once the first frame is up, before any key is read: finding
   /// the job scans /proc, which the first frame need not wait for.
-  public func freezeForegroundJob(leader: pid_t? = nil) {
-    guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd, leader: leader) else { return }
+  /// `scanning: false`: only through `leader` (one read), no /proc scan.
+  public func freezeForegroundJob(leader: pid_t? = nil, scanning: Bool = true) {
+    guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd, leader: leader, scanning: scanning) else {
+      return
+    }
     job.stop()
     frozen = job
     // Until it stopped it could change the modes and read: set ours again

@@ -88,8 +88,9 @@ final class PasscodeOverlay {
       terminal.restore()
       if screen.finished { terminal.releaseSession() }
     }
-    // Known at once through the leader: stopped before anything is drawn.
-    if stopsForegroundJob, let foregroundLeader { terminal.freezeForegroundJob(leader: foregroundLeader) }
+    // Known at once through the leader: stopped before anything is drawn
+    // (a leader not on this terminal leaves it to the scan after the frame).
+    if stopsForegroundJob, let foregroundLeader { terminal.freezeForegroundJob(leader: foregroundLeader, scanning: false) }
     apply(screen.start())
     draw()
     if let readyFD {

@@ -195,8 +195,14 @@ final class DaemonEndToEndTests {
     waitFor("started") { logind.inhibitors() == ["passlock"] }
     logind.restartMock()
     waitFor("a new inhibitor on the new logind", seconds: 10) { logind.inhibitors() == ["passlock"] }
+    _ = logind.drain()
     logind.lockSession()
-    waitFor("Lock still works after the reconnect") { logind.lockerPIDs.count == 1 }
+    var screen = ""
+    waitFor("Lock still works after the reconnect") {
+      screen += logind.drain()
+      return logind.lockerPIDs.count == 1 && screen.contains("Enter Passcode")
+    }
+    // Typed once the frame is up: what comes before it is flushed as the lock starts.
     logind.type("2580")
     waitFor("unlocked") { logind.lockerPIDs.isEmpty }
   }
