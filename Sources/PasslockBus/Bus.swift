@@ -57,24 +57,15 @@ public final class Bus {
   /// The first `unix:path=` or `unix:abstract=` address in `address`.
   static func connect(_ address: String) throws(BusError) -> Int32 {
     for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
-      var path: [UInt8]?
+      var socketAddress: UnixSocketAddress?
       for pair in entry.dropFirst(5).split(separator: ",") {
-        if pair.hasPrefix("path=") { path = Array(unescape(pair.dropFirst(5)).utf8) }
-        if pair.hasPrefix("abstract=") { path = [0] + Array(unescape(pair.dropFirst(9)).utf8) }
+        if pair.hasPrefix("path=") { socketAddress = UnixSocketAddress(path: unescape(pair.dropFirst(5))) }
+        if pair.hasPrefix("abstract=") { socketAddress = UnixSocketAddress(abstract: unescape(pair.dropFirst(9))) }
       }
-      guard let path, path.count < 108 else { continue }
+      guard let socketAddress else { continue }
       let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
       guard fd >= 0 else { throw BusError(call: "socket", code: -errno) }
-      var sockaddr = sockaddr_un()
-      sockaddr.sun_family = sa_family_t(AF_UNIX)
-      withUnsafeMutableBytes(of: &sockaddr.sun_path) { raw in
-        for (i, byte) in path.enumerated() { raw[i] = byte }
-      }
-      let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (path.first == 0 ? 0 : 1))
-      let rc = withUnsafePointer(to: &sockaddr) {
-        $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
-      }
-      guard rc == 0 else {
+      guard socketAddress.withSockaddr({ Glibc.connect(fd, $0, $1) }) == 0 else {
         let code = -errno
         Glibc.close(fd)
         throw BusError(call: "connect \(address)", code: code)
@@ -410,24 +401,14 @@ public struct BusError: Error, CustomStringConvertible {
 /// sd_notify's protocol, only where systemd asked for it (NOTIFY_SOCKET is set).
 public enum ServiceManager {
   public static func notify(_ state: String) {
-    guard let path = environment("NOTIFY_SOCKET"), path.hasPrefix("/") || path.hasPrefix("@") else { return }
-    var bytes = Array(path.utf8)
-    if bytes[0] == UInt8(ascii: "@") { bytes[0] = 0 }
-    guard bytes.count < 108 else { return }
+    guard let path = environment("NOTIFY_SOCKET"),
+      let address = path.hasPrefix("@")
+        ? UnixSocketAddress(abstract: String(path.dropFirst())) : path.hasPrefix("/") ? UnixSocketAddress(path: path) : nil
+    else { return }
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return }
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (i, byte) in bytes.enumerated() { raw[i] = byte }
-    }
-    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes[0] == 0 ? 0 : 1))
-    _ = state.withCString { text in
-      withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, length) }
-      }
-    }
+    _ = state.withCString { text in address.withSockaddr { sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, $1) } }
   }
 
   /// The watchdog interval systemd expects pings within, if any (WATCHDOG_USEC,

@@ -78,7 +78,7 @@ public final class BusMessage {
   }
 
   /// Reads one value of `type` through `read`, keeping struct bookkeeping.
-  private func next<T>(_ type: String, _ read: (inout BusReader) throws(BusError) -> T) throws(BusError) -> T {
+  private func next<T>(_ read: (inout BusReader) throws(BusError) -> T) throws(BusError) -> T {
     if case .fields(var remaining) = containers.last {
       guard !remaining.isEmpty else { throw BusError.malformed("read past the end of a struct") }
       remaining.removeFirst()
@@ -90,16 +90,16 @@ public final class BusMessage {
     return value
   }
 
-  public func string() throws(BusError) -> String { try next("s") { (r) throws(BusError) in try r.string() } }
-  public func objectPath() throws(BusError) -> String { try next("o") { (r) throws(BusError) in try r.string() } }
-  public func bool() throws(BusError) -> Bool { try next("b") { (r) throws(BusError) in try r.uint32() != 0 } }
-  public func uint32() throws(BusError) -> UInt32 { try next("u") { (r) throws(BusError) in try r.uint32() } }
-  public func uint64() throws(BusError) -> UInt64 { try next("t") { (r) throws(BusError) in try r.uint64() } }
+  public func string() throws(BusError) -> String { try next { (r) throws(BusError) in try r.string() } }
+  public func objectPath() throws(BusError) -> String { try next { (r) throws(BusError) in try r.string() } }
+  public func bool() throws(BusError) -> Bool { try next { (r) throws(BusError) in try r.uint32() != 0 } }
+  public func uint32() throws(BusError) -> UInt32 { try next { (r) throws(BusError) in try r.uint32() } }
+  public func uint64() throws(BusError) -> UInt64 { try next { (r) throws(BusError) in try r.uint64() } }
 
   /// A file descriptor from the message, duplicated (close-on-exec) so it
   /// outlives the message.
   public func fileDescriptor() throws(BusError) -> Int32 {
-    let index = Int(try next("h") { (r) throws(BusError) in try r.uint32() })
+    let index = Int(try next { (r) throws(BusError) in try r.uint32() })
     guard index < descriptors.count else { throw BusError.malformed("descriptor index out of range") }
     let copy = fcntl(descriptors[index], F_DUPFD_CLOEXEC, 3)
     guard copy >= 0 else { throw BusError(call: "dup inhibitor fd", code: -errno) }
@@ -108,7 +108,7 @@ public final class BusMessage {
 
   /// Enters a variant: the next read is its value.
   public func enterVariant() throws(BusError) {
-    let type = try next("v") { (r) throws(BusError) in try r.signature() }
+    let type = try next { (r) throws(BusError) in try r.signature() }
     containers.append(.fields([type]))
   }
 
@@ -117,7 +117,7 @@ public final class BusMessage {
   public func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
     switch type {
     case "a":
-      let end = try next("a") { (r) throws(BusError) -> Int in
+      let end = try next { (r) throws(BusError) -> Int in
         let length = Int(try r.uint32())
         try r.align(BusReader.alignment(of: contents))
         guard length <= r.bytes.count - r.position else { throw BusError.malformed("array longer than the message") }

@@ -14,15 +14,7 @@ public enum DaemonClient {
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-    }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    guard connected == 0 else { return nil }
+    guard let address = UnixSocketAddress(path: path), address.withSockaddr({ connect(fd, $0, $1) }) == 0 else { return nil }
     var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let descriptor = FileDescriptor(rawValue: fd)

@@ -126,21 +126,16 @@ public enum CLI {
         }
         return .lockCheck
       }
-      var readyFD: Int32?
-      if let text = values["--ready-fd"] {
-        guard let fd = Int32(text), fd > 2 else {
-          throw UsageError(
-            message: "The value '\(text)' is invalid for '--ready-fd <fd>': expected a descriptor above 2", subcommand: .lock)
+      /// A number option's value, when given: above `minimum`, or a usage error saying what was expected.
+      func number(_ option: String, _ name: String, above minimum: Int32, expected: String) throws(UsageError) -> Int32? {
+        guard let text = values[option] else { return nil }
+        guard let value = Int32(text), value > minimum else {
+          throw UsageError(message: "The value '\(text)' is invalid for '\(option) <\(name)>': expected \(expected)", subcommand: .lock)
         }
-        readyFD = fd
+        return value
       }
-      var leader: Int32?
-      if let text = values["--leader"] {
-        guard let pid = Int32(text), pid > 0 else {
-          throw UsageError(message: "The value '\(text)' is invalid for '--leader <pid>': expected a process ID", subcommand: .lock)
-        }
-        leader = pid
-      }
+      let readyFD = try number("--ready-fd", "fd", above: 2, expected: "a descriptor above 2")
+      let leader = try number("--leader", "pid", above: 0, expected: "a process ID")
       return .lock(
         tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"), leader: leader,
         session: flags.contains("--session"))

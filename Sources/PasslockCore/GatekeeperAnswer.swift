@@ -65,4 +65,13 @@ extension StoreStatus {
     guard result.code == .ok else { return nil }
     self.init(fields: result.fields)
   }
+
+  /// The status, or the failure that says why there is none (the lock
+  /// screen, the CLI and the console holder report it alike).
+  public static func answered(by result: AuthResult) throws(CommandFailure) -> StoreStatus {
+    guard let status = StoreStatus(result) else {
+      throw result.code == .ok ? .gatekeeper("passlock-auth gave no status") : CommandFailure(result.code, message: result.message)
+    }
+    return status
+  }
 }

@@ -17,43 +17,6 @@ enum OverlayRunner {
     "PASSLOCK_STATE_DIR", "PASSLOCK_HASH_COST", "PASSLOCK_PAM_CONFIG_DIR", "PASSLOCK_AUTH",
   ]
 
-  /// Runs `passlock lock --check` as the user: nil when a lock screen could
-  /// start, else what it said (no passcode set, no gatekeeper…).
-  static func preflight() -> String? {
-    let check = runCheck()
-    guard check.status != 0 else { return nil }
-    return check.said.isEmpty ? "it exited with status \(exitCode(fromWaitStatus: check.status))" : check.said
-  }
-
-  /// `passlock lock --check`'s wait status and the first line it printed.
-  private static func runCheck() -> (status: Int32, said: String) {
-    let output: (read: Int32, write: Int32)
-    do { output = try closeOnExecPipe() } catch { return (-1, "pipe: \(error)") }
-    let pid: pid_t
-    do { pid = try launch(["passlock", "lock", "--check"], stdout: output.write, stderr: output.write) } catch {
-      close(output.read)
-      close(output.write)
-      return (-1, "\(error)")
-    }
-    close(output.write)
-    var text: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 1024)
-    while true {
-      let n = read(output.read, &buffer, buffer.count)
-      if n > 0 {
-        text += buffer[..<n]
-        continue
-      }
-      if n < 0 && errno == EINTR { continue }
-      break
-    }
-    close(output.read)
-    let status = waitStatus(of: pid) ?? -1
-    var said = String(decoding: text.prefix(512), as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-    if said.hasPrefix("Error: ") { said.removeFirst(7) }
-    return (status, said)
-  }
-
   /// Starts one lock screen on `tty`; fd 3 in the child is `readyPipe`.
   static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)

@@ -65,22 +65,27 @@ func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int
 
 /// The store's status from the gatekeeper, asked by the holder itself over
 /// pipes only root-run processes hold (the user cannot reach them through
-/// /proc): the lock screen may draw its first frame from its cached status,
-/// so the lock also waits for this answer, and a console that nothing could
-/// unlock (no passcode, a gatekeeper that refuses) is never locked.
-func startStatusCheck() -> PendingRequest? {
-  // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
-  let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
-  return try? gatekeeper.start(.status)
-}
+/// /proc). The lock screen may draw its first frame from its cached status,
+/// so the lock also waits for this answer: a console that nothing could
+/// unlock (no passcode, a gatekeeper that refuses) is never locked. It is
+/// also the reason given when the lock screen draws nothing.
+struct StatusCheck {
+  let request: Result<PendingRequest, ClientError>
 
-/// Why the status says no lock screen could unlock, or nil when one could.
-func statusRefusal(_ check: PendingRequest?) -> String? {
-  guard let check else { return "passlock-auth did not start" }
-  let result: AuthResult
-  do { result = try check.finish { _, _, _ in false } } catch { return error.description }
-  guard let status = StoreStatus(result) else { return CommandFailure(result.code, message: result.message).message }
-  return status.passcodeSet ? nil : CommandFailure.noPasscode.message
+  init() {
+    // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
+    let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
+    do { request = .success(try gatekeeper.start(.status)) } catch { request = .failure(error) }
+  }
+
+  /// Why no lock screen could unlock, or nil when one could.
+  func refusal() -> String? {
+    let result: AuthResult
+    do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
+    let status: StoreStatus
+    do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch { return error.message }
+    return status.passcodeSet ? nil : CommandFailure.noPasscode.message
+  }
 }
 
 /// Waits for the lock screen's first frame: true once it is drawn.
@@ -158,26 +163,25 @@ func holdConsole() -> Never {
   }
   // The first lock screen draws on the lock VT while the session is still on
   // screen. One that cannot run (no passcode, no gatekeeper) exits without a
-  // frame: then nothing is locked, and its reason is asked for by
-  // `passlock lock --check` (pre-flight: never a console only root could open).
+  // frame: then nothing is locked, and the holder's own status check says why
+  // (never a console only root could open).
   let first: pid_t
-  let check = startStatusCheck()
+  let check = StatusCheck()
   do {
     let started = try startOverlay(on: prepared.tty)
     first = started.pid
     guard waitForFrame(started.ready) else {
-      check?.cancel()
       let status = waitStatus(of: first) ?? -1
       prepared.abandon(console)
-      let problem = OverlayRunner.preflight() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+      let problem = check.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
       fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
     }
   } catch {
-    check?.cancel()
+    if case .success(let request) = check.request { request.cancel() }
     prepared.abandon(console)
     fail(error)
   }
-  if let problem = statusRefusal(check) {
+  if let problem = check.refusal() {
     kill(first, SIGKILL)
     while waitpid(first, nil, 0) == -1 && errno == EINTR {}
     prepared.abandon(console)

@@ -124,14 +124,7 @@ struct Commands {
   }
 
   func currentStatus() throws(CommandFailure) -> StoreStatus {
-    try status(from: try run(.status))
-  }
-
-  func status(from result: AuthResult) throws(CommandFailure) -> StoreStatus {
-    guard let status = StoreStatus(result) else {
-      throw result.code == .ok ? .gatekeeper("passlock-auth gave no status") : CommandFailure(result.code, message: result.message)
-    }
-    return status
+    try StoreStatus.answered(by: try run(.status))
   }
 
   func run(_ operation: AuthProtocol.Operation) throws(CommandFailure) -> AuthResult {

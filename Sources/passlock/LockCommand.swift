@@ -32,7 +32,7 @@ extension Commands {
         throw .gatekeeper(error.description)
       }
       let status: StoreStatus
-      do throws(CommandFailure) { status = try self.status(from: result) } catch {
+      do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch {
         StatusCache.remove()
         throw error
       }
@@ -59,7 +59,7 @@ extension Commands {
       screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
     if cached != nil {
-      overlay.awaitStatus(start: { [gatekeeper] () throws(ClientError) in try gatekeeper.start(.status) }, confirm: confirm)
+      overlay.awaitStatus(confirm: confirm)
     }
     overlay.stopsForegroundJob = !ownVT
     overlay.foregroundLeader = leader
@@ -84,7 +84,7 @@ extension Commands {
   func lockCheck() throws(CommandFailure) -> Int32 {
     let result: AuthResult
     do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch { throw .gatekeeper(error.description) }
-    guard try status(from: result).passcodeSet else { throw .noPasscode }
+    guard try StoreStatus.answered(by: result).passcodeSet else { throw .noPasscode }
     return 0
   }
 

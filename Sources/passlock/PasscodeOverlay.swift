@@ -48,8 +48,7 @@ final class PasscodeOverlay {
   /// The gatekeeper's status, still to come, for a screen drawn from
   /// StatusCache: no key is read until it replaces the cached one.
   private var unconfirmed: PendingRequest?
-  /// Starts that request, once the first frame is up.
-  private var startStatus: (() throws(ClientError) -> PendingRequest)?
+  /// Checks that answer; set while the status on screen is the cached one.
   private var confirm: ((Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus)?
   /// Why that status ended the lock screen (no passcode, a refused store).
   private(set) var failure: CommandFailure?
@@ -102,9 +101,9 @@ final class PasscodeOverlay {
     // Someone else's terminal: its job is stopped before any key is read
     // (the /proc scan that finds it stays off the way to the first frame).
     if stopsForegroundJob { terminal.freezeForegroundJob() }
-    if let startStatus {
-      self.startStatus = nil
-      do { unconfirmed = try startStatus() } catch { if !settle(.failure(error)) { return .refused } }
+    if confirm != nil {
+      // Asked only now, so that it does not compete with the first frame.
+      do { unconfirmed = try gatekeeper.start(.status) } catch { if !settle(.failure(error)) { return .refused } }
     }
     var buffer = [UInt8](repeating: 0, count: 512)
     while !screen.finished {
@@ -219,13 +218,9 @@ final class PasscodeOverlay {
 
   // MARK: A first frame from the cache
 
-  /// Draws from a cached status; once the first frame is up, `start` asks
-  /// the gatekeeper, and `confirm` checks its answer.
-  func awaitStatus(
-    start: @escaping () throws(ClientError) -> PendingRequest,
-    confirm: @escaping (Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus
-  ) {
-    startStatus = start
+  /// Draws from a cached status: once the first frame is up the gatekeeper
+  /// is asked, and `confirm` checks its answer.
+  func awaitStatus(confirm: @escaping (Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus) {
     self.confirm = confirm
   }
 
@@ -241,6 +236,7 @@ final class PasscodeOverlay {
   /// yet); false when it refuses the lock screen.
   private func settle(_ answer: Result<AuthResult, ClientError>) -> Bool {
     guard let confirm else { return true }
+    self.confirm = nil
     let status: StoreStatus
     do { status = try confirm(answer) } catch {
       failure = error

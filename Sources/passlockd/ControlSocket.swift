@@ -22,14 +22,7 @@ enum ControlSocket {
     unlink(path)
     let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard listener >= 0 else { return Log.error("control socket: \(SystemError("socket"))") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
+    let bound = UnixSocketAddress(path: path)?.withSockaddr { bind(listener, $0, $1) } ?? -1
     guard bound == 0, listen(listener, 8) == 0 else {
       close(listener)
       return Log.error("control socket \(path): \(SystemError("bind"))")

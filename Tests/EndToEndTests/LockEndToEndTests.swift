@@ -238,6 +238,24 @@ struct AccountPasswordEndToEndTests {
     #expect(try String(contentsOfFile: cache, encoding: .utf8).contains("length=4\n"), "the cache is corrected")
   }
 
+  /// The first frame is the cached status's, drawn before the gatekeeper
+  /// has answered (here it takes a second to start); keys typed meanwhile
+  /// wait, and count against the gatekeeper's length once it answers.
+  @Test func theFirstFrameComesFromTheCacheBeforeTheGatekeeperAnswers() throws {
+    let (h, t, cache) = Self.afterOneLock()
+    let saved = try String(contentsOfFile: cache, encoding: .utf8)
+    try saved.replacingOccurrences(of: "length=4", with: "length=6").write(toFile: cache, atomically: true, encoding: .utf8)
+    let slow = h.root + "/slow-passlock-auth"
+    try "#!/bin/sh\nsleep 1\nexec \(Harness.binDirectory)/passlock-auth \"$@\"\n".write(toFile: slow, atomically: true, encoding: .utf8)
+    chmod(slow, 0o755)
+    t.type("clear; PASSLOCK_AUTH=\(slow) passlock lock; echo rc2=$?", enter: true)
+    let six = t.waitFor(0.8) { $0.contains("○  ○  ○  ○  ○  ○") }
+    #expect(six.contains("○  ○  ○  ○  ○  ○"), "the cached six dots, within the gatekeeper's second")
+    t.type("2580")  // before the gatekeeper has answered
+    let screen = t.waitFor(8) { $0.contains("rc2=0") }
+    #expect(screen.contains("rc2=0"), "read once the gatekeeper's four digits replaced the cached six")
+  }
+
   @Test func aCachedStatusCannotLockWithoutAPasscode() throws {
     let (h, t, cache) = Self.afterOneLock()
     // The store loses its passcode behind passlock's back (the cache stays).
