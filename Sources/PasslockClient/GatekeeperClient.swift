@@ -29,13 +29,16 @@ public struct GatekeeperClient: Sendable {
   /// drawing while the gatekeeper hashes, and polls `pending.output`.
   /// `terminal` is the terminal the user is at (the lock screen's): the
   /// gatekeeper checks it and names it to PAM as PAM_TTY.
+  /// `environment`: instead of ours (nil).
   public func start(
-    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], terminal: Int32? = nil,
+    _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], terminal: Int32? = nil, environment: [String]? = nil,
     sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
   ) throws(ClientError) -> PendingRequest {
     guard access(path, X_OK) == 0 else { throw .missingGatekeeper(path) }
     let child: ChildProcess
-    do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"], terminal: terminal) } catch { throw .io(error) }
+    do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"], terminal: terminal, environment: environment) } catch {
+      throw .io(error)
+    }
     let pending = PendingRequest(child: child)
     do throws(SystemError) {
       try pending.channel.send(.hello, [AuthProtocol.version, operation.rawValue, flags.rawValue])

@@ -12,7 +12,9 @@ public struct ChildProcess: Sendable {
 
   /// Spawns `path` with `arguments` (argv[0] included); standard error is
   /// shared; `terminal`, if given, is the child's descriptor 3.
-  public static func spawn(_ path: String, arguments: [String], terminal: Int32? = nil) throws(SystemError) -> ChildProcess {
+  public static func spawn(
+    _ path: String, arguments: [String], terminal: Int32? = nil, environment: [String]? = nil
+  ) throws(SystemError) -> ChildProcess {
     let toChild = try closeOnExecPipe()
     let fromChild: (read: Int32, write: Int32)
     do { fromChild = try closeOnExecPipe() } catch {
@@ -32,7 +34,7 @@ public struct ChildProcess: Sendable {
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
 
     var pid: pid_t = 0
-    let rc = cleanSpawn(&pid, path, arguments, &actions)
+    let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment)
     if terminalCopy >= 0 { Glibc.close(terminalCopy) }
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)

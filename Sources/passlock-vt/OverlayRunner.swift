@@ -25,21 +25,25 @@ enum OverlayRunner {
       ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"], stdout: null, stderr: null, ready: readyPipe)
   }
 
+  /// What the lock screen, and the holder's own gatekeeper request, run
+  /// with: the same variables, so both see the same store. The PASSLOCK_*
+  /// test knobs choose the gatekeeper and the store: only root's own (test)
+  /// runs pass them on. A user's lock screen finds the gatekeeper beside itself.
+  static func environment() -> [String] {
+    var environment = ["PATH=/usr/bin:/bin", "TERM=linux"]
+    let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
+    for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
+    return environment
+  }
+
   /// The lock screen binary run as the caller with a reduced environment and
   /// no descriptors but /dev/null, `stdout`, `stderr` and the ready pipe.
   static func launch(_ arguments: [String], stdout: Int32, stderr: Int32, ready: Int32? = nil) throws(HolderError) -> pid_t {
-    var environment = ["PATH=/usr/bin:/bin", "TERM=linux"]
-    // The PASSLOCK_* test knobs choose the gatekeeper and the store: only
-    // root's own (test) runs pass them on. A user's lock screen finds the
-    // gatekeeper beside itself.
-    let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
-    for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
-
     var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]
     if let ready { descriptors.append((parent: ready, child: 3)) }
     do {
       return try ChildProcess.launch(
-        overlayPath(), arguments: arguments, descriptors: descriptors, environment: environment, resetIDs: true)
+        overlayPath(), arguments: arguments, descriptors: descriptors, environment: environment(), resetIDs: true)
     } catch {
       throw .system(SystemError("posix_spawn", errno: error.errno))
     }

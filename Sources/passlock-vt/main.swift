@@ -75,7 +75,9 @@ struct StatusCheck {
   init() {
     // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
     let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
-    do { request = .success(try gatekeeper.start(.status)) } catch { request = .failure(error) }
+    do { request = .success(try gatekeeper.start(.status, environment: OverlayRunner.environment())) } catch {
+      request = .failure(error)
+    }
   }
 
   /// Why no lock screen could unlock, or nil when one could.
@@ -138,8 +140,8 @@ func holdConsole() -> Never {
     }
   }
   // Pre-flight, before the console is touched: never lock a console that only
-  // root could open again. The lock screen itself says whether it could run
-  // (a passcode is set, the gatekeeper answers).
+  // root could open again. Whether a passcode is set and the gatekeeper
+  // answers is the holder's own status check's to say (below).
   guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
     fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
   }

@@ -79,8 +79,9 @@ extension Commands {
     return 0
   }
 
-  /// `lock --check`, the console holder's pre-flight: the gatekeeper answers
-  /// and a passcode is set, so a lock screen started now could be unlocked.
+  /// `lock --check`: the gatekeeper answers and a passcode is set, so a lock
+  /// screen started now could be unlocked (for scripts; the console holder
+  /// asks the gatekeeper itself).
   func lockCheck() throws(CommandFailure) -> Int32 {
     let result: AuthResult
     do { result = try gatekeeper.run(.status) { _, _, _ in false } } catch { throw .gatekeeper(error.description) }
