@@ -107,11 +107,12 @@ public final class LockTerminal {
     return settings
   }
 
+  /// Not fsynced: the file lives in the runtime directory, which a reboot
+  /// empties; the next lock screen reads it from the page cache.
   static func storeSettings(_ settings: termios, _ path: String) {
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
     withUnsafeBytes(of: settings) { _ = Glibc.write(fd, $0.baseAddress, $0.count) }
-    fsync(fd)
     close(fd)
   }
 

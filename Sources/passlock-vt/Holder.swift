@@ -144,12 +144,15 @@ struct State {
     return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix("/passlock-vt")
   }
 
+  /// Not fsynced: the record is for a holder killed while the machine runs
+  /// (a reboot resets the consoles and empties /run), and other processes
+  /// see a written file at once. An fsync cost 2–3 ms before the switch
+  /// wherever /run is not a tmpfs.
   func write() {
     let text = "original=\(original)\nlock=\(lock)\nloglevel=\(knobs.consoleLogLevel)\nsysrq=\(knobs.sysrq ?? "")\nholder=\(holder)\n"
     let fd = open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard fd >= 0 else { return }
     _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
-    fsync(fd)
     close(fd)
   }
 

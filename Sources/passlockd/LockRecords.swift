@@ -19,12 +19,13 @@ struct LockRecords {
   /// The record's file; the lock screen removes it after a real unlock.
   func path(_ session: String) -> String { directory + "/" + session }
 
+  /// Not fsynced: the records are for a daemon restarted while the machine
+  /// runs, and the runtime directory does not outlive a reboot.
   func add(_ session: String, locker: pid_t) {
     guard Self.isSafe(session) else { return }
     let fd = open(path(session), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     if fd >= 0 {
       try? FileDescriptor(rawValue: fd).writeAll("\(locker)\n")
-      fsync(fd)
       close(fd)
     }
   }
