@@ -8,7 +8,18 @@ import PackageDescription
 /// not depend on the toolchain's install path. It stays a dynamic executable
 /// (PIE, so ASLR covers it) because PAM loads its modules with dlopen.
 /// It and `passlock-vt` run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
-let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now"])]
+/// Both start on the console lock's critical path, so the C++ runtime the
+/// Swift runtime needs is linked in too (Sources/CLinux/static holds a
+/// `libstdc++.a` that points at GCC's archive; libgcc's unwinder likewise),
+/// and only the program's own few symbols are exported: loading and binding
+/// libstdc++.so and libgcc_s.so cost 0.6 ms of a 2 ms start.
+let staticRuntime: [LinkerSetting] = [
+  .unsafeFlags([
+    "-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now",
+    "-L", "\(Context.packageDirectory)/Sources/CLinux/static", "-Xclang-linker", "-static-libgcc",
+    "-Xlinker", "--no-export-dynamic",
+  ])
+]
 /// `passlock` (the lock screen) is a fully static executable: no dynamic
 /// loader, no libstdc++ mapped, about half the memory and start-up time. It
 /// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.

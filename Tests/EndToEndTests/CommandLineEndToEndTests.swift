@@ -28,6 +28,19 @@ import Testing
     }
   }
 
+  /// The setuid programs start on the console lock's critical path: the C++
+  /// runtime and the unwinder are linked in, not loaded (Package.swift).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))
+  func theSetuidProgramsLoadNoCxxRuntime() {
+    let h = Harness()
+    for name in ["passlock-auth", "passlock-vt"] {
+      let dynamic = h.run("/usr/bin/readelf", ["-d", Harness.binDirectory + "/" + name], input: Data()).stdout
+      #expect(dynamic.contains("(NEEDED)"), "\(name): readelf shows no needed libraries")
+      #expect(!dynamic.contains("libstdc++"), "\(name) loads libstdc++")
+      #expect(!dynamic.contains("libgcc_s"), "\(name) loads libgcc_s")
+    }
+  }
+
   @Test func usageErrorsExit64OnStderr() {
     let h = Harness()
     let result = h.passlock("verify", "--now")
