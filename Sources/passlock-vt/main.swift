@@ -66,9 +66,10 @@ func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int
 /// The store's status from the gatekeeper, asked by the holder itself over
 /// pipes only root-run processes hold (the user cannot reach them through
 /// /proc). The lock screen may draw its first frame from its cached status,
-/// so the lock also waits for this answer: a console that nothing could
-/// unlock (no passcode, a gatekeeper that refuses) is never locked. It is
-/// also the reason given when the lock screen draws nothing.
+/// so a lock stands only once this answer says a passcode is set: a console
+/// that nothing could unlock (no passcode, a gatekeeper that refuses) is
+/// given back at once and the caller told why. It is also the reason given
+/// when the lock screen draws nothing.
 struct StatusCheck {
   let request: Result<PendingRequest, ClientError>
 
@@ -115,6 +116,10 @@ func holdConsole() -> Never {
     }
   }
   guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
+  // Asked first: the gatekeeper needs nothing from the checks below, and
+  // started later it would compete with the lock screen's start. A refusal
+  // further down exits, and the gatekeeper's pipes close with this process.
+  let check = StatusCheck()
 
   let caller = getuid()
   /// The logind session the lock is for (non-root callers).
@@ -167,25 +172,23 @@ func holdConsole() -> Never {
   // screen. One that cannot run (no passcode, no gatekeeper) exits without a
   // frame: then nothing is locked, and the holder's own status check says why
   // (never a console only root could open).
-  let first: pid_t
-  let check = StatusCheck()
-  do {
-    let started = try startOverlay(on: prepared.tty)
-    first = started.pid
-    guard waitForFrame(started.ready) else {
-      let status = waitStatus(of: first) ?? -1
-      prepared.abandon(console)
-      let problem = check.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
-      fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
-    }
-  } catch {
-    if case .success(let request) = check.request { request.cancel() }
+  let first: (pid: pid_t, ready: Int32)
+  do { first = try startOverlay(on: prepared.tty) } catch {
     prepared.abandon(console)
     fail(error)
   }
-  if let problem = check.refusal() {
-    kill(first, SIGKILL)
-    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+  SwitchPriority.raise()
+  guard waitForFrame(first.ready) else {
+    let status = waitStatus(of: first.pid) ?? -1
+    prepared.abandon(console)
+    let problem = check.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+  }
+  // Over a lock that a killed holder left behind, the answer comes first:
+  // giving the console back (below) would undo that lock too.
+  if prepared.stale != nil, let problem = check.refusal() {
+    kill(first.pid, SIGKILL)
+    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
     prepared.abandon(console)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
@@ -193,8 +196,8 @@ func holdConsole() -> Never {
   let switches = SwitchWatch()
   let holder: Holder
   do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
-    kill(first, SIGKILL)
-    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+    kill(first.pid, SIGKILL)
+    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
     prepared.abandon(console)  // once nothing has the VT open, it can be freed
     fail(error)
   }
@@ -205,11 +208,23 @@ func holdConsole() -> Never {
   if let session = checkedSession,
     holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
   {
-    kill(first, SIGKILL)
-    while waitpid(first, nil, 0) == -1 && errno == EINTR {}
+    kill(first.pid, SIGKILL)
+    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
     holder.end(closing: lockFD)
     fail(.refused("the session on screen changed while locking; refusing to lock"))
   }
+  // The lock went up as soon as the frame was drawn (perhaps from a cached
+  // status). Only the holder's own answer makes it stand: when no passcode
+  // could unlock it, the console goes back at once, before the daemon hears
+  // of a lock. Giving back what nobody could unlock is what refusing to lock
+  // would have done; nothing the keyboard does reaches this answer.
+  if prepared.stale == nil, let problem = check.refusal() {
+    kill(first.pid, SIGKILL)
+    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
+    holder.end(closing: lockFD)
+    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+  }
+  SwitchPriority.lower()
   // The first frame is on screen now: the daemon may let the machine sleep.
   if let readyFD {
     var byte: UInt8 = 1
@@ -220,7 +235,7 @@ func holdConsole() -> Never {
   /// Runs lock screens until one exits 0; restarts the others with the
   /// restart backoff, and when they keep failing says so on the lock VT.
   var backoff = RestartBackoff()
-  var running: pid_t? = first
+  var running: pid_t? = first.pid
   while true {
     let started = time(nil)
     let pid: pid_t

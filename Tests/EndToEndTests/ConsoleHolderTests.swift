@@ -110,11 +110,23 @@ final class ConsoleHolderTests {
     #expect(condition(), "\(what)")
   }
 
+  /// A process's scheduling policy (/proc/PID/stat field 41; 0 is SCHED_OTHER).
+  static func schedulingPolicy(_ pid: pid_t) -> Int? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let end = stat.range(of: ")", options: .backwards)
+    else { return nil }
+    let fields = stat[end.upperBound...].split(separator: " ")
+    return fields.count > 38 ? Int(fields[38]) : nil
+  }
+
   @Test func lockSwitchRefusalWrongRightAndEverythingRestored() throws {
     let lockVT = try lock()
     #expect(lockVT != session.number, "the lock has a VT of its own")
     #expect(screen(lockVT).contains("Enter Passcode"))
     #expect(Self.consoleLogLevel() == "1", "kernel messages muted")
+    // Real-time only until the lock stands (SwitchPriority), and never a lock screen.
+    #expect(Self.schedulingPolicy(holder) == 0, "the holder is back to SCHED_OTHER once locked")
+    for pid in overlays() { #expect(Self.schedulingPolicy(pid) == 0, "lock screen \(pid) is SCHED_OTHER") }
     try Self.activate(session.number)
     #expect(VT.activeConsole() == lockVT, "chvt does not switch while locked")
     type("1111", on: lockVT)
@@ -134,9 +146,10 @@ final class ConsoleHolderTests {
   }
 
   /// The lock screen may draw its first frame from its cached status
-  /// (StatusCache), so the holder asks the gatekeeper itself before it locks:
-  /// with a cache that says a passcode is set over a store that has none,
-  /// the frame is drawn but nothing is locked.
+  /// (StatusCache), and the holder switches to it at once; the lock stands
+  /// only when the holder's own gatekeeper answer says a passcode is set.
+  /// With a cache that says so over a store that has none, the console is
+  /// given back: the session on screen, switching free, the lock VT freed.
   @Test func aCachedStatusCannotMakeTheHolderLockWithoutAPasscode() throws {
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     mkdir(h.root + "/run", 0o700)
@@ -153,8 +166,13 @@ final class ConsoleHolderTests {
     let output = h.run(Harness.binDirectory + "/passlock-vt", ["--vt", String(session.number)], input: Data())
     #expect(output.status == 1)
     #expect(output.stderr.contains("No passcode is set"), "\(output.stderr)")
-    #expect(output.stderr.contains("refusing to lock"), "refused before anything was locked: \(output.stderr)")
-    #expect(VT.activeConsole() == session.number, "the session's VT stays on screen")
+    #expect(output.stderr.contains("refusing to lock"), "\(output.stderr)")
+    #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
+    #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
+    #expect(Self.consoleLogLevel() == logLevel, "kernel messages not muted")
+    #expect(overlays().isEmpty, "no lock screen left running")
+    try Self.activate(Int32(original))
+    #expect(VT.activeConsole() == original, "switching is not locked")
   }
 
   /// With SIGCHLD ignored, children are reaped by the kernel and waitpid
