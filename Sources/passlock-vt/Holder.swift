@@ -16,9 +16,8 @@ struct Holder {
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
   /// A VT of its own, allocated and opened, owned by the user; nothing on
-  /// screen has changed yet. The first lock screen draws on it before it is
-  /// shown, so it is on screen the moment the console switches, and one that
-  /// cannot run is noticed before the console is touched.
+  /// screen has changed yet. The first lock screen is started on it before
+  /// the switch, and draws once it is on screen.
   struct Prepared {
     let vt: Int32
     let fd: Int32
@@ -53,7 +52,11 @@ struct Holder {
   }
 
   /// Switches to the prepared VT, locks switching, mutes the console.
-  static func lock(_ prepared: Prepared, console: Console, user: uid_t) throws(HolderError) -> Holder {
+  /// `whenLocked` runs right after switching is locked, before the settle
+  /// watch below.
+  static func lock(
+    _ prepared: Prepared, console: Console, user: uid_t, whenLocked: () -> Void = {}
+  ) throws(HolderError) -> Holder {
     // A holder that was killed left switching locked and the console muted:
     // start from what it recorded, not from its muted values.
     let stale = prepared.stale
@@ -65,6 +68,7 @@ struct Holder {
     do throws(HolderError) {
       try console.switchTo(prepared.vt)
       try console.lockSwitching()
+      whenLocked()
       // A switch requested before the lock (Ctrl-Alt-Fn at that very moment)
       // is carried out by the kernel later, lock or not, and would leave the
       // session on screen behind a locked console. Such a request is done

@@ -91,6 +91,12 @@ struct StatusCheck {
   }
 }
 
+/// Ends a lock screen that has not exited, and reaps it.
+func stopLockScreen(_ pid: pid_t) {
+  kill(pid, SIGKILL)
+  while waitpid(pid, nil, 0) == -1 && errno == EINTR {}
+}
+
 /// Waits for the lock screen's first frame: true once it is drawn.
 func waitForFrame(_ ready: Int32) -> Bool {
   var byte: UInt8 = 0
@@ -116,10 +122,6 @@ func holdConsole() -> Never {
     }
   }
   guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
-  // Asked first: the gatekeeper needs nothing from the checks below, and
-  // started later it would compete with the lock screen's start. A refusal
-  // further down exits, and the gatekeeper's pipes close with this process.
-  let check = StatusCheck()
 
   let caller = getuid()
   /// The logind session the lock is for (non-root callers).
@@ -168,36 +170,48 @@ func holdConsole() -> Never {
   } catch {
     fail(error)
   }
-  // The first lock screen draws on the lock VT while the session is still on
-  // screen. One that cannot run (no passcode, no gatekeeper) exits without a
-  // frame: then nothing is locked, and the holder's own status check says why
-  // (never a console only root could open).
+  // The lock VT comes on screen as soon as the first lock screen runs, before
+  // it draws: the session is hidden a lock screen's start-up sooner (physlock
+  // too switches first), and the frame follows on the locked VT. The lock
+  // stands only once that frame is up and the holder's own status check says
+  // a passcode is set (the lock screen may draw from a cached status). If not,
+  // the console is given back at once, before the daemon hears of a lock:
+  // what refusing to lock would have done, and nothing typed reaches either
+  // answer. Over a lock that a killed holder left, both come first: giving
+  // back would undo that lock too.
   let first: (pid: pid_t, ready: Int32)
   do { first = try startOverlay(on: prepared.tty) } catch {
     prepared.abandon(console)
     fail(error)
   }
   SwitchPriority.raise()
-  guard waitForFrame(first.ready) else {
-    let status = waitStatus(of: first.pid) ?? -1
-    prepared.abandon(console)
-    let problem = check.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
-    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+  // Asked once the console is locked: started before, the gatekeeper would
+  // hold up the switch (posix_spawn waits for its exec) and compete with the
+  // lock screen's start. The lock's 30 ms settle watch covers its answer.
+  var check: StatusCheck?
+  /// Why the console cannot stay locked (the first lock screen then no
+  /// longer runs), or nil once its frame is up and a passcode is set.
+  func lockScreenProblem() -> String? {
+    guard waitForFrame(first.ready) else {
+      let status = waitStatus(of: first.pid) ?? -1
+      return check!.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+    }
+    guard let problem = check!.refusal() else { return nil }
+    stopLockScreen(first.pid)
+    return problem
   }
-  // Over a lock that a killed holder left behind, the answer comes first:
-  // giving the console back (below) would undo that lock too.
-  if prepared.stale != nil, let problem = check.refusal() {
-    kill(first.pid, SIGKILL)
-    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
+  if prepared.stale != nil { check = StatusCheck() }
+  if prepared.stale != nil, let problem = lockScreenProblem() {
     prepared.abandon(console)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
   // Opened before the lock: a switch right after it is seen, not missed.
   let switches = SwitchWatch()
   let holder: Holder
-  do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
-    kill(first.pid, SIGKILL)
-    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
+  do {
+    holder = try Holder.lock(prepared, console: console, user: caller) { if check == nil { check = StatusCheck() } }
+  } catch {
+    stopLockScreen(first.pid)
     prepared.abandon(console)  // once nothing has the VT open, it can be freed
     fail(error)
   }
@@ -208,19 +222,11 @@ func holdConsole() -> Never {
   if let session = checkedSession,
     holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
   {
-    kill(first.pid, SIGKILL)
-    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
+    stopLockScreen(first.pid)
     holder.end(closing: lockFD)
     fail(.refused("the session on screen changed while locking; refusing to lock"))
   }
-  // The lock went up as soon as the frame was drawn (perhaps from a cached
-  // status). Only the holder's own answer makes it stand: when no passcode
-  // could unlock it, the console goes back at once, before the daemon hears
-  // of a lock. Giving back what nobody could unlock is what refusing to lock
-  // would have done; nothing the keyboard does reaches this answer.
-  if prepared.stale == nil, let problem = check.refusal() {
-    kill(first.pid, SIGKILL)
-    while waitpid(first.pid, nil, 0) == -1 && errno == EINTR {}
+  if prepared.stale == nil, let problem = lockScreenProblem() {
     holder.end(closing: lockFD)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
