@@ -7,6 +7,11 @@ import PasslockPOSIX
 /// screen on a terminal.
 extension Commands {
   func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?) throws(CommandFailure) -> Int32 {
+    // Checked before anything is opened: a number that is not open would be
+    // taken by the terminal, and the ready byte written to the screen.
+    if let readyFD, fcntl(readyFD, F_GETFD) == -1 {
+      throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
+    }
     // The gatekeeper's status as it was last time (StatusCache): the first
     // frame need not wait for it. Without one, ask the gatekeeper first and
     // prepare everything else while it starts up (the two run on different

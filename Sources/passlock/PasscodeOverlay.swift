@@ -135,7 +135,8 @@ final class PasscodeOverlay {
       }
       // Not reading yet, the terminal can still hang up.
       if !reading, fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return .hangup }
-      if reading, fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+      // POLLNVAL too: a terminal descriptor that is gone must end the screen, not spin.
+      if reading, fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL) != 0 {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(terminal.fd.rawValue, $0.baseAddress, $0.count) }
         if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { return .hangup }
         if n > 0 {

@@ -31,6 +31,20 @@ struct LockEndToEndTests {
     #expect(before == after, "termios restored")
   }
 
+  /// A --ready-fd that is not open is refused before the terminal is
+  /// touched (the terminal would take that number, and the ready byte and
+  /// the lock screen's end would go to it).
+  @Test func aReadyDescriptorThatIsNotOpenIsRefused() {
+    let (h, t) = Self.locked()
+    // The quotes keep the typed line from matching what is waited for.
+    t.type("clear; passlock lock --ready-fd 9 9>&-; echo \"exit\"\" status $?\"", enter: true)
+    let screen = t.waitFor { $0.contains("exit status") }
+    #expect(screen.contains("--ready-fd 9 is not an open descriptor"), "\(screen)")
+    #expect(screen.contains("exit status") && !screen.contains("exit status 0"))
+    #expect(!screen.contains("Enter Passcode"))
+    _ = h
+  }
+
   @Test func deleteAndClearEditTheEntry() {
     let (_, t) = Self.locked(passcode: "258046")
     t.type("passlock lock; echo rc=$?", enter: true)
