@@ -106,7 +106,11 @@ def main():
         send("SCAN finger-A")
     report("enrolled", enrolling.wait(timeout=15) == 0)
     # A swipe the enrolment did not use would match the next verification.
-    processes.pop().kill()
+    # Waited for: until it is gone it holds the bus name and the reader, and
+    # a new fprintd started meanwhile gives up (seen once under load).
+    stale = processes.pop()
+    stale.kill()
+    stale.wait()
     start_fprintd()
 
     # The lock screen as USER, on a pty that is theirs (as login leaves it).
