@@ -11,7 +11,8 @@ public struct ChildProcess: Sendable {
   public let output: FileDescriptor
 
   /// Spawns `path` with `arguments` (argv[0] included); standard error is
-  /// shared; `terminal`, if given, is the child's descriptor 3.
+  /// shared; `terminal`, if given, is the child's descriptor 3; no other
+  /// descriptor is passed on.
   public static func spawn(
     _ path: String, arguments: [String], terminal: Int32? = nil, environment: [String]? = nil
   ) throws(SystemError) -> ChildProcess {
@@ -32,6 +33,8 @@ public struct ChildProcess: Sendable {
     // the dup2s above can have replaced (it may be our descriptor 0).
     let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
+    // Nothing else: not even what our own caller left open without close-on-exec.
+    passlock_spawn_close_from(&actions, terminalCopy >= 0 ? 4 : 3)
 
     var pid: pid_t = 0
     let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment)
@@ -48,7 +51,8 @@ public struct ChildProcess: Sendable {
   }
 
   /// Starts `path` with standard input from /dev/null, standard output and
-  /// error shared, and each `descriptors` pair (parent fd → child fd) mapped in.
+  /// error shared, each `descriptors` pair (parent fd → child fd) mapped in,
+  /// and no other descriptor.
   /// `environment` nil passes ours on. `resetIDs` (POSIX_SPAWN_RESETIDS) starts
   /// the child with its effective uid and gid set to our real ones: a setuid
   /// program's way to run something as its caller.
@@ -61,6 +65,8 @@ public struct ChildProcess: Sendable {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
+    // Nothing else: not even what our own caller left open without close-on-exec.
+    passlock_spawn_close_from(&actions, (descriptors.map(\.child).max() ?? 2) + 1)
     var pid: pid_t = 0
     let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment, resetIDs: resetIDs)
     guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
