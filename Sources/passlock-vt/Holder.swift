@@ -61,7 +61,8 @@ struct Holder {
     // start from what it recorded, not from its muted values.
     let stale = prepared.stale
     console.unlockSwitching()
-    let original = console.active()
+    // Over a stale lock the VT on screen is the dead holder's lock VT.
+    let original = stale?.original ?? console.active()
     let knobs = stale?.knobs ?? KernelKnobs.current()
     let holder = Holder(console: console, originalVT: original, lockVT: prepared.vt, knobs: knobs, user: user)
     State(original: original, lock: prepared.vt, knobs: knobs, holder: getpid()).write()

@@ -32,7 +32,7 @@ struct SwitchWatch {
   /// something else comes on screen meanwhile; its wait status (nil if
   /// waitpid cannot report one).
   func supervise(_ pid: pid_t, holder: Holder) -> Int32? {
-    guard let exited = try? processDescriptor(pid) else { return waitStatus(of: pid) }
+    guard let exited = try? processDescriptor(pid) else { return reapLockScreen(pid) }
     defer { close(exited) }
     var fds = [pollfd(fd: exited, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLPRI | POLLERR), revents: 0)]
     // Whatever happened before the first wait (the lock screen before this
@@ -42,17 +42,17 @@ struct SwitchWatch {
       if check {
         // Reading is also what re-arms the notification; if it fails, stop
         // watching rather than spin on a notification never consumed.
-        guard let active = Self.read(fd) else { return waitStatus(of: pid) }
+        guard let active = Self.read(fd) else { return reapLockScreen(pid) }
         if active != holder.lockVT { try? holder.console.takeBack(holder.lockVT) }
       }
       fds[0].revents = 0
       fds[1].revents = 0
       if poll(&fds, 2, -1) < 0 {
-        guard errno == EINTR else { return waitStatus(of: pid) }
+        guard errno == EINTR else { return reapLockScreen(pid) }
         continue
       }
       check = fds[1].revents != 0
-      if fds[0].revents != 0 { return waitStatus(of: pid) }
+      if fds[0].revents != 0 { return reapLockScreen(pid) }
     }
   }
 }

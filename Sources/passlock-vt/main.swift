@@ -81,30 +81,75 @@ struct StatusCheck {
     }
   }
 
-  /// Why no lock screen could unlock, or nil when one could.
-  func refusal() -> String? {
+  /// Why no lock screen could unlock, or nil when one could. An answer
+  /// that has not come by `deadline` counts as a refusal.
+  func refusal(by deadline: Deadline) -> String? {
+    if case .success(let pending) = request, !readable(pending.output.rawValue, by: deadline) {
+      pending.cancel()
+      return "the gatekeeper did not answer within \(Int(Deadline.lockStands)) s"
+    }
     let result: AuthResult
     do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
     let status: StoreStatus
     do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch { return error.message }
     return status.passcodeSet ? nil : CommandFailure.noPasscode.message
   }
+
+  /// Ends the request (a failure path that no longer needs its answer).
+  func cancel() { if case .success(let pending) = request { pending.cancel() } }
+}
+
+/// A moment on the monotonic clock.
+struct Deadline {
+  /// How long the holder waits, once the console is locked, for the first
+  /// lock screen's frame and its own gatekeeper's answer together before it
+  /// gives the console back. Both take milliseconds; one that hangs must not
+  /// keep a console locked that nothing unlocks or watches.
+  static let lockStands = 10.0
+
+  let seconds: Double
+  static var now: Double { Double(monotonicNanoseconds()) / 1e9 }
+  static func after(_ interval: Double) -> Deadline { Deadline(seconds: now + interval) }
+}
+
+/// Whether `fd` is readable (or hung up) by `deadline`.
+func readable(_ fd: Int32, by deadline: Deadline) -> Bool {
+  var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+  while true {
+    let left = deadline.seconds - Deadline.now
+    guard left > 0 else { return false }
+    let n = poll(&request, 1, Int32(left * 1000) + 1)
+    if n == -1 && errno == EINTR { continue }
+    return n == 1
+  }
+}
+
+/// Reaps lock screen `pid`: its wait status (nil if waitpid cannot report
+/// one). The SIGUSR1 relay forgets it first: once reaped, its pid may be
+/// anyone's.
+func reapLockScreen(_ pid: pid_t) -> Int32? {
+  if currentOverlay == pid { currentOverlay = 0 }
+  return waitStatus(of: pid)
 }
 
 /// Ends a lock screen that has not exited, and reaps it.
 func stopLockScreen(_ pid: pid_t) {
+  if currentOverlay == pid { currentOverlay = 0 }
   kill(pid, SIGKILL)
   while waitpid(pid, nil, 0) == -1 && errno == EINTR {}
 }
 
-/// Waits for the lock screen's first frame: true once it is drawn.
-func waitForFrame(_ ready: Int32) -> Bool {
-  var byte: UInt8 = 0
+enum FrameWait { case drawn, exited, late }
+
+/// Waits for a lock screen's first frame until `deadline`.
+func waitForFrame(_ ready: Int32, by deadline: Deadline) -> FrameWait {
   defer { close(ready) }
+  guard readable(ready, by: deadline) else { return .late }
+  var byte: UInt8 = 0
   while true {
     let n = read(ready, &byte, 1)
     if n == -1 && errno == EINTR { continue }
-    return n == 1
+    return n == 1 ? .drawn : .exited
   }
 }
 
@@ -122,6 +167,11 @@ func holdConsole() -> Never {
     }
   }
   guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
+  // Checked before anything is opened (a number not open would be taken by
+  // the console's descriptor), and kept from every child.
+  if let readyFD, fcntl(readyFD, F_SETFD, FD_CLOEXEC) != 0 {
+    fail(.usage("--ready-fd \(readyFD) is not an open descriptor"))
+  }
 
   let caller = getuid()
   /// The logind session the lock is for (non-root callers).
@@ -192,11 +242,17 @@ func holdConsole() -> Never {
   /// Why the console cannot stay locked (the first lock screen then no
   /// longer runs), or nil once its frame is up and a passcode is set.
   func lockScreenProblem() -> String? {
-    guard waitForFrame(first.ready) else {
-      let status = waitStatus(of: first.pid) ?? -1
-      return check!.refusal() ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+    let deadline = Deadline.after(Deadline.lockStands)
+    switch waitForFrame(first.ready, by: deadline) {
+    case .drawn: break
+    case .exited:
+      let status = reapLockScreen(first.pid) ?? -1
+      return check!.refusal(by: deadline) ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+    case .late:
+      stopLockScreen(first.pid)
+      return check!.refusal(by: deadline) ?? "it drew nothing within \(Int(Deadline.lockStands)) s"
     }
-    guard let problem = check!.refusal() else { return nil }
+    guard let problem = check!.refusal(by: deadline) else { return nil }
     stopLockScreen(first.pid)
     return problem
   }
@@ -211,6 +267,7 @@ func holdConsole() -> Never {
   do {
     holder = try Holder.lock(prepared, console: console, user: caller) { if check == nil { check = StatusCheck() } }
   } catch {
+    check?.cancel()
     stopLockScreen(first.pid)
     prepared.abandon(console)  // once nothing has the VT open, it can be freed
     fail(error)
@@ -222,6 +279,7 @@ func holdConsole() -> Never {
   if let session = checkedSession,
     holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
   {
+    check?.cancel()
     stopLockScreen(first.pid)
     holder.end(closing: lockFD)
     fail(.refused("the session on screen changed while locking; refusing to lock"))
@@ -252,7 +310,9 @@ func holdConsole() -> Never {
       do {
         let overlay = try startOverlay(on: holder.lockTTY)
         pid = overlay.pid
-        _ = waitForFrame(overlay.ready)  // only the first lock screen's frame is reported
+        // Only the first lock screen's frame is reported; a later one that
+        // hangs before it is supervised all the same.
+        _ = waitForFrame(overlay.ready, by: Deadline.after(Deadline.lockStands))
       } catch {
         holder.emergency(lockFD)
         sleep(5)
@@ -261,7 +321,7 @@ func holdConsole() -> Never {
     }
     defer { currentOverlay = 0 }
     // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
-    let status = (switches.map { $0.supervise(pid, holder: holder) } ?? waitStatus(of: pid)) ?? -1
+    let status = (switches.map { $0.supervise(pid, holder: holder) } ?? reapLockScreen(pid)) ?? -1
     if status == 0 {
       holder.end(closing: lockFD)
       exit(0)

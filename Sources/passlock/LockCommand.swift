@@ -8,8 +8,10 @@ import PasslockPOSIX
 extension Commands {
   func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?) throws(CommandFailure) -> Int32 {
     // Checked before anything is opened: a number that is not open would be
-    // taken by the terminal, and the ready byte written to the screen.
-    if let readyFD, fcntl(readyFD, F_GETFD) == -1 {
+    // taken by the terminal, and the ready byte written to the screen. Kept
+    // from the gatekeepers this lock screen starts (a lock screen that dies
+    // must close it at once).
+    if let readyFD, fcntl(readyFD, F_SETFD, FD_CLOEXEC) != 0 {
       throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
     }
     // The gatekeeper's status as it was last time (StatusCache): the first

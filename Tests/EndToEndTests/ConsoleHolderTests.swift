@@ -175,6 +175,37 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == original, "switching is not locked")
   }
 
+  /// Once the console is locked, the holder waits for the frame and its own
+  /// gatekeeper's answer a bounded time: a gatekeeper that never answers
+  /// gives the console back after 10 s, and the holder says why. (The
+  /// stand-in keeps every descriptor it was given: one of the harness's
+  /// would hold up its end past 10 s.)
+  @Test func aGatekeeperThatNeverAnswersGivesTheConsoleBack() throws {
+    h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
+    mkdir(h.root + "/run", 0o700)
+    mkdir(h.root + "/run/passlock", 0o700)
+    // A cached status: the lock screen draws without asking the gatekeeper.
+    let fields = [
+      "account_password_required=0", "directory=\(h.stateDirectory)", "external_refusal=", "failed_attempts=0", "length=4",
+      "passcode_set=1", "retry_after_seconds=0", "saved_at=\(Int(Date().timeIntervalSince1970))", "store=user", "user=root",
+    ]
+    FileManager.default.createFile(
+      atPath: h.root + "/run/passlock/lock-screen.status", contents: Data([0] + Array((fields.joined(separator: "\n") + "\n").utf8)))
+    let silent = h.root + "/silent-gatekeeper"
+    FileManager.default.createFile(atPath: silent, contents: Data("#!/bin/sh\nexec sleep 30\n".utf8))
+    chmod(silent, 0o755)
+    h.environment["PASSLOCK_AUTH"] = silent
+    let started = Date()
+    let output = h.run(Harness.binDirectory + "/passlock-vt", ["--vt", String(session.number)], input: Data())
+    let took = Date().timeIntervalSince(started)
+    #expect(output.status == 1)
+    #expect(output.stderr.contains("the gatekeeper did not answer within 10 s"), "\(output.stderr)")
+    #expect(took >= 9.5 && took < 20, "given back after the 10 s bound: \(took) s")
+    #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
+    #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
+    #expect(overlays().isEmpty, "no lock screen left running")
+  }
+
   /// With SIGCHLD ignored, children are reaped by the kernel and waitpid
   /// fails: that must never read as the lock screen's exit 0.
   @Test func aCallerIgnoringSIGCHLDCannotTurnAKilledLockScreenIntoAnUnlock() throws {
