@@ -1,0 +1,113 @@
+import Glibc
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+// The lock screens the holder runs, and what it waits for before a lock
+// stands: the first frame and its own gatekeeper's answer, both bounded.
+
+/// Starts one lock screen on the lock VT; returns it and its ready pipe's read end.
+func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
+  let ready: (read: Int32, write: Int32)
+  do { ready = try closeOnExecPipe() } catch { throw .system(SystemError("pipe", errno: error.errno)) }
+  do {
+    let pid = try OverlayRunner.start(tty: tty, readyPipe: ready.write)
+    close(ready.write)
+    currentOverlay = pid
+    return (pid, ready.read)
+  } catch {
+    close(ready.read)
+    close(ready.write)
+    throw error
+  }
+}
+
+/// The store's status from the gatekeeper, asked by the holder itself over
+/// pipes only root-run processes hold (the user cannot reach them through
+/// /proc). The lock screen may draw its first frame from its cached status,
+/// so a lock stands only once this answer says a passcode is set: a console
+/// that nothing could unlock (no passcode, a gatekeeper that refuses) is
+/// given back at once and the caller told why. It is also the reason given
+/// when the lock screen draws nothing.
+struct StatusCheck {
+  let request: Result<PendingRequest, ClientError>
+
+  init() {
+    // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
+    let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
+    do { request = .success(try gatekeeper.start(.status, environment: OverlayRunner.environment())) } catch {
+      request = .failure(error)
+    }
+  }
+
+  /// Why no lock screen could unlock, or nil when one could. An answer
+  /// that has not come by `deadline` counts as a refusal.
+  func refusal(by deadline: Deadline) -> String? {
+    if case .success(let pending) = request, !readable(pending.output.rawValue, by: deadline) {
+      pending.cancel()
+      return "the gatekeeper did not answer within \(Int(Deadline.lockStands)) s"
+    }
+    let result: AuthResult
+    do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
+    let status: StoreStatus
+    do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch { return error.message }
+    return status.passcodeSet ? nil : CommandFailure.noPasscode.message
+  }
+
+  /// Ends the request (a failure path that no longer needs its answer).
+  func cancel() { if case .success(let pending) = request { pending.cancel() } }
+}
+
+/// A moment on the monotonic clock.
+struct Deadline {
+  /// How long the holder waits, once the console is locked, for the first
+  /// lock screen's frame and its own gatekeeper's answer together before it
+  /// gives the console back. Both take milliseconds; one that hangs must not
+  /// keep a console locked that nothing unlocks or watches.
+  static let lockStands = 10.0
+
+  let seconds: Double
+  static var now: Double { Double(monotonicNanoseconds()) / 1e9 }
+  static func after(_ interval: Double) -> Deadline { Deadline(seconds: now + interval) }
+}
+
+/// Whether `fd` is readable (or hung up) by `deadline`.
+func readable(_ fd: Int32, by deadline: Deadline) -> Bool {
+  var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+  while true {
+    let left = deadline.seconds - Deadline.now
+    guard left > 0 else { return false }
+    let n = poll(&request, 1, Int32(left * 1000) + 1)
+    if n == -1 && errno == EINTR { continue }
+    return n == 1
+  }
+}
+
+/// Reaps lock screen `pid`: its wait status (nil if waitpid cannot report
+/// one). The SIGUSR1 relay forgets it first: once reaped, its pid may be
+/// anyone's.
+func reapLockScreen(_ pid: pid_t) -> Int32? {
+  if currentOverlay == pid { currentOverlay = 0 }
+  return waitStatus(of: pid)
+}
+
+/// Ends a lock screen that has not exited, and reaps it.
+func stopLockScreen(_ pid: pid_t) {
+  if currentOverlay == pid { currentOverlay = 0 }
+  kill(pid, SIGKILL)
+  while waitpid(pid, nil, 0) == -1 && errno == EINTR {}
+}
+
+enum FrameWait { case drawn, exited, late }
+
+/// Waits for a lock screen's first frame until `deadline`.
+func waitForFrame(_ ready: Int32, by deadline: Deadline) -> FrameWait {
+  defer { close(ready) }
+  guard readable(ready, by: deadline) else { return .late }
+  var byte: UInt8 = 0
+  while true {
+    let n = read(ready, &byte, 1)
+    if n == -1 && errno == EINTR { continue }
+    return n == 1 ? .drawn : .exited
+  }
+}
