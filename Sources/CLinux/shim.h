@@ -24,6 +24,10 @@ static inline int passlock_set_parent_death_signal(int signal) {
   return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
 
+// prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace or /proc/PID/fd
+// for other processes of the same user.
+static inline int passlock_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL); }
+
 // The VT ioctls (console_ioctl(2), linux/vt.h) on a descriptor of a VT or
 // /dev/tty0.
 static inline int passlock_vt_active(int fd, unsigned short *active) {

@@ -1,4 +1,13 @@
+import CLinux
 import Glibc
+
+/// Keeps this process out of reach of the user's other processes: not
+/// dumpable (PR_SET_DUMPABLE 0), so no core file holds a passcode, and no
+/// process of the same user can ptrace it or open its descriptors through
+/// /proc/PID/fd (a lock screen's pipes to the gatekeeper carry the verdict
+/// that unlocks). Its /proc entries become root's; their cmdline, stat and
+/// status stay readable to everyone, as for any process.
+public func keepOutOfSameUserReach() { _ = passlock_set_not_dumpable() }
 
 /// A passcode or password in memory: one fixed, mlocked buffer that is zeroed
 /// on every path (deinit runs on success, error and early return alike). It is

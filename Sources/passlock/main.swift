@@ -8,6 +8,8 @@ import PasslockPOSIX
 // passlock-auth.
 
 signal(SIGPIPE, SIG_IGN)
+// Every command here may hold a passcode, and the lock screen's verdict pipes.
+keepOutOfSameUserReach()
 
 let command: CLI.Command
 do {

@@ -188,6 +188,11 @@ final class SetuidEndToEndTests {
       #expect(line("Groups") == "Groups:\t\(gid) ", "only the user's groups")
       #expect(line("CapEff") == "CapEff:\t0000000000000000", "no capabilities")
       #expect(line("CapPrm") == "CapPrm:\t0000000000000000")
+      // Not dumpable: the user's other processes cannot open its pipes to the
+      // gatekeeper through /proc/PID/fd (nor ptrace it); its /proc is root's.
+      var entry = stat()
+      #expect(stat("/proc/\(pid)/fd", &entry) == 0 && entry.st_uid == 0, "the lock screen's /proc/PID/fd is root's")
+      #expect(asUser(["/bin/ls", "/proc/\(pid)/fd"]).status != 0, "the user cannot list the lock screen's descriptors")
       let lockVT = Int32(VirtualConsoleTests.activeConsole())
       #expect(lockVT != vt.number)
       // A second holder while one runs would unlock switching over the first.
