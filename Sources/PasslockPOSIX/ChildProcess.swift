@@ -34,10 +34,9 @@ public struct ChildProcess: Sendable {
     let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
     // Nothing else: not even what our own caller left open without close-on-exec.
-    passlock_spawn_close_from(&actions, terminalCopy >= 0 ? 4 : 3)
-
+    var rc = passlock_spawn_close_from(&actions, terminalCopy >= 0 ? 4 : 3)
     var pid: pid_t = 0
-    let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment)
+    if rc == 0 { rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment) }
     if terminalCopy >= 0 { Glibc.close(terminalCopy) }
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)
@@ -66,9 +65,9 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
     // Nothing else: not even what our own caller left open without close-on-exec.
-    passlock_spawn_close_from(&actions, (descriptors.map(\.child).max() ?? 2) + 1)
+    var rc = passlock_spawn_close_from(&actions, max(2, descriptors.map(\.child).max() ?? 2) + 1)
     var pid: pid_t = 0
-    let rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment, resetIDs: resetIDs)
+    if rc == 0 { rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment, resetIDs: resetIDs) }
     guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
     return pid
   }

@@ -12,10 +12,9 @@ enum SwitchPriority {
   /// sched.h's SCHED_RESET_ON_FORK (only declared with _GNU_SOURCE).
   static let resetOnFork: Int32 = 0x4000_0000
 
+  /// (The caller's RLIMIT_RTTIME stays: a caller who sets it low can get the
+  /// holder killed, as they can with SIGKILL; the console stays locked.)
   static func raise() {
-    // A real-time task past RLIMIT_RTTIME is killed, and the limit is the caller's.
-    var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)  // RLIM_INFINITY
-    _ = setrlimit(__rlimit_resource_t(__RLIMIT_RTTIME.rawValue), &unlimited)
     var parameters = sched_param(sched_priority: 1)
     _ = sched_setscheduler(0, SCHED_FIFO | resetOnFork, &parameters)
   }
