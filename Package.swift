@@ -4,10 +4,11 @@
 // executables on top.
 import PackageDescription
 
-/// `passlock-auth` links the Swift runtime statically: it runs setuid and must
-/// not depend on the toolchain's install path. It stays a dynamic executable
-/// (PIE, so ASLR covers it) because PAM loads its modules with dlopen.
-/// It and `passlock-vt` run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
+/// `passlock-auth` and `passlock-vt` link the Swift runtime statically: they
+/// run setuid and must not depend on the toolchain's install path. They stay
+/// dynamic PIE executables: ASLR covers them, PAM loads its modules with
+/// dlopen, and glibc's static-pie output here had no RELRO.
+/// Both run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
 /// Both start on the console lock's critical path, so the C++ runtime the
 /// Swift runtime needs is linked in too (Sources/CLinux/static holds a
 /// `libstdc++.a` that points at GCC's archive; libgcc's unwinder likewise),
@@ -20,9 +21,9 @@ let staticRuntime: [LinkerSetting] = [
     "-Xlinker", "--no-export-dynamic",
   ])
 ]
-/// `passlock` (the lock screen) is a fully static executable: no dynamic
-/// loader, no libstdc++ mapped, about half the memory and start-up time. It
-/// therefore avoids NSS (getpwuid): the gatekeeper reports the user name.
+/// `passlock` (the lock screen) and `passlockd` are fully static executables:
+/// no dynamic loader, no libstdc++ mapped, about half the memory and start-up
+/// time. They therefore avoid NSS (getpwuid): the gatekeeper reports the user name.
 let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
 let package = Package(
   name: "passlock",

@@ -17,6 +17,10 @@ public final class Bus {
   public private(set) var uniqueName = ""
   private var serial: UInt32 = 0
   private var input: [UInt8] = []
+  /// recvmsg's buffers, kept: receive() runs on every wake-up and call.
+  private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
+  /// Room for more descriptors than a bus passes with one message (253).
+  private var controlBuffer = [UInt8](repeating: 0, count: 4096)
   private var inputDescriptors: [Int32] = []
   private var queue: [BusMessage] = []
   private var matches: [Match] = []
@@ -140,14 +144,11 @@ public final class Bus {
 
   /// Reads what the socket has (descriptors too) into `input`; false at the end of the connection.
   private func receive() -> Bool {
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    // Room for more descriptors than a bus passes with one message (253).
-    var control = [UInt8](repeating: 0, count: 4096)
     while true {
       var n = 0
       var descriptors: [Int32] = []
-      buffer.withUnsafeMutableBytes { data in
-        control.withUnsafeMutableBytes { controlBytes in
+      receiveBuffer.withUnsafeMutableBytes { data in
+        controlBuffer.withUnsafeMutableBytes { controlBytes in
           var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
           withUnsafeMutablePointer(to: &vector) { vectorPointer in
             var header = msghdr()
@@ -165,7 +166,7 @@ public final class Bus {
         }
       }
       if n > 0 {
-        input += buffer[..<n]
+        input += receiveBuffer[..<n]
         inputDescriptors += descriptors
         continue
       }

@@ -13,7 +13,7 @@ public enum DaemonClient {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    setCloseOnExec(fd)
     guard let address = UnixSocketAddress(path: path), address.withSockaddr({ connect(fd, $0, $1) }) == 0 else { return nil }
     var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

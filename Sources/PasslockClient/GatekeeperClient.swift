@@ -9,9 +9,10 @@ public struct GatekeeperClient: Sendable {
   public init(path: String) { self.path = path }
 
   /// `PASSLOCK_AUTH` (the client is unprivileged, so its environment may
-  /// choose), else the `passlock-auth` installed beside this executable.
-  public static func locate() -> GatekeeperClient {
-    if let path = environment("PASSLOCK_AUTH"), !path.isEmpty { return GatekeeperClient(path: path) }
+  /// choose; a setuid caller passes `trustingEnvironment: false` unless its
+  /// caller is root), else the `passlock-auth` installed beside this executable.
+  public static func locate(trustingEnvironment: Bool = true) -> GatekeeperClient {
+    if trustingEnvironment, let path = environment("PASSLOCK_AUTH"), !path.isEmpty { return GatekeeperClient(path: path) }
     return GatekeeperClient(path: Executable.sibling("passlock-auth"))
   }
 

@@ -15,6 +15,9 @@ public func wallClockMicroseconds() -> Int64 {
   return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
 }
 
+/// Monotonic seconds, for deadlines.
+public func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
+
 /// Monotonic nanoseconds, for measuring durations.
 public func monotonicNanoseconds() -> UInt64 {
   var ts = timespec()

@@ -34,11 +34,14 @@ public func makeDirectories(_ path: String, mode: mode_t, parentsOnly: Bool = fa
   }
 }
 
+/// Sets close-on-exec on `fd`; false if it is not an open descriptor.
+@discardableResult public func setCloseOnExec(_ fd: Int32) -> Bool { fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 }
+
 /// pipe(2) with both ends close-on-exec (pipe2 is behind _GNU_SOURCE; these
 /// programs spawn from one thread, so setting the flag right after leaks nothing).
 public func closeOnExecPipe() throws(SystemError) -> (read: Int32, write: Int32) {
   var fds: [Int32] = [0, 0]
   guard pipe(&fds) == 0 else { throw SystemError("pipe") }
-  for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+  for fd in fds { setCloseOnExec(fd) }
   return (fds[0], fds[1])
 }

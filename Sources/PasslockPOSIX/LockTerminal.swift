@@ -67,9 +67,10 @@ public final class LockTerminal {
   }
 
   /// Someone else's terminal: stops its foreground job so it cannot read our
-  /// keys. Called once the first frame is up, before any key is read: finding
-  /// the job scans /proc, which the first frame need not wait for.
-  /// `scanning: false`: only through `leader` (one read), no /proc scan.
+  /// keys, before any key is read. Through the session's `leader` it is one
+  /// /proc read, done before the first frame; otherwise it scans /proc, once
+  /// the first frame is up (which need not wait for that).
+  /// `scanning: false`: only through `leader`, no /proc scan.
   public func freezeForegroundJob(leader: pid_t? = nil, scanning: Bool = true) {
     guard active, frozen == nil, ownsDescriptor, let job = ForegroundJob.of(fd, leader: leader, scanning: scanning) else {
       return

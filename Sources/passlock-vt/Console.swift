@@ -106,8 +106,6 @@ struct Console {
     }
   }
 
-  func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
-
   func lockSwitching() throws(HolderError) {
     do { try consoles.lockSwitching() } catch { throw .system(error) }
   }

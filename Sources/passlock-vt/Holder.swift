@@ -16,8 +16,8 @@ struct Holder {
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
   /// A VT of its own, allocated and opened, owned by the user; nothing on
-  /// screen has changed yet. The first lock screen is started on it before
-  /// the switch, and draws once it is on screen.
+  /// screen has changed yet. The first lock screen is started on it just
+  /// before the switch; its frame usually follows on the locked VT.
   struct Prepared {
     let vt: Int32
     let fd: Int32
@@ -55,7 +55,7 @@ struct Holder {
   /// `whenLocked` runs right after switching is locked, before the settle
   /// watch below.
   static func lock(
-    _ prepared: Prepared, console: Console, user: uid_t, whenLocked: () -> Void = {}
+    _ prepared: Prepared, console: Console, user: uid_t, whenLocked: () -> Void
   ) throws(HolderError) -> Holder {
     // A holder that was killed left switching locked and the console muted:
     // start from what it recorded, not from its muted values.
@@ -75,13 +75,13 @@ struct Holder {
       // session on screen behind a locked console. Such a request is done
       // within a few ms: watch for 30 ms that the lock VT stays on screen.
       var tries = 0
-      var settled = console.monotonicSeconds() + 0.03
-      while console.monotonicSeconds() < settled {
+      var settled = monotonicSeconds() + 0.03
+      while monotonicSeconds() < settled {
         if console.active() != prepared.vt {
           tries += 1
           guard tries < 10 else { throw HolderError.stuck("the console keeps switching away from the lock VT") }
           try console.takeBack(prepared.vt)
-          settled = console.monotonicSeconds() + 0.03
+          settled = monotonicSeconds() + 0.03
         }
         usleep(500)
       }

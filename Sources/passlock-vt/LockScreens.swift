@@ -34,7 +34,7 @@ struct StatusCheck {
 
   init() {
     // The test knob PASSLOCK_AUTH is root's only, as for the lock screen.
-    let gatekeeper = getuid() == 0 ? GatekeeperClient.locate() : GatekeeperClient(path: Executable.sibling("passlock-auth"))
+    let gatekeeper = GatekeeperClient.locate(trustingEnvironment: getuid() == 0)
     do { request = .success(try gatekeeper.start(.status, environment: OverlayRunner.environment())) } catch {
       request = .failure(error)
     }
@@ -42,10 +42,10 @@ struct StatusCheck {
 
   /// Why no lock screen could unlock, or nil when one could. An answer
   /// that has not come by `deadline` counts as a refusal.
-  func refusal(by deadline: Deadline) -> String? {
+  func refusal(by deadline: Double) -> String? {
     if case .success(let pending) = request, !readable(pending.output.rawValue, by: deadline) {
       pending.cancel()
-      return "the gatekeeper did not answer within \(Int(Deadline.lockStands)) s"
+      return "the gatekeeper did not answer within \(Int(lockStandsWithin)) s"
     }
     let result: AuthResult
     do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
@@ -58,24 +58,17 @@ struct StatusCheck {
   func cancel() { if case .success(let pending) = request { pending.cancel() } }
 }
 
-/// A moment on the monotonic clock.
-struct Deadline {
-  /// How long the holder waits, once the console is locked, for the first
-  /// lock screen's frame and its own gatekeeper's answer together before it
-  /// gives the console back. Both take milliseconds; one that hangs must not
-  /// keep a console locked that nothing unlocks or watches.
-  static let lockStands = 10.0
+/// How long (seconds) the holder waits, once the console is locked, for the
+/// first lock screen's frame and its own gatekeeper's answer together before
+/// it gives the console back. Both take milliseconds; one that hangs must not
+/// keep a console locked that nothing unlocks or watches.
+let lockStandsWithin = 10.0
 
-  let seconds: Double
-  static var now: Double { Double(monotonicNanoseconds()) / 1e9 }
-  static func after(_ interval: Double) -> Deadline { Deadline(seconds: now + interval) }
-}
-
-/// Whether `fd` is readable (or hung up) by `deadline`.
-func readable(_ fd: Int32, by deadline: Deadline) -> Bool {
+/// Whether `fd` is readable (or hung up) by `deadline` (monotonic seconds).
+func readable(_ fd: Int32, by deadline: Double) -> Bool {
   var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
   while true {
-    let left = deadline.seconds - Deadline.now
+    let left = deadline - monotonicSeconds()
     guard left > 0 else { return false }
     let n = poll(&request, 1, Int32(left * 1000) + 1)
     if n == -1 && errno == EINTR { continue }
@@ -93,15 +86,14 @@ func reapLockScreen(_ pid: pid_t) -> Int32? {
 
 /// Ends a lock screen that has not exited, and reaps it.
 func stopLockScreen(_ pid: pid_t) {
-  if currentOverlay == pid { currentOverlay = 0 }
   kill(pid, SIGKILL)
-  while waitpid(pid, nil, 0) == -1 && errno == EINTR {}
+  _ = reapLockScreen(pid)
 }
 
 enum FrameWait { case drawn, exited, late }
 
 /// Waits for a lock screen's first frame until `deadline`.
-func waitForFrame(_ ready: Int32, by deadline: Deadline) -> FrameWait {
+func waitForFrame(_ ready: Int32, by deadline: Double) -> FrameWait {
   defer { close(ready) }
   guard readable(ready, by: deadline) else { return .late }
   var byte: UInt8 = 0

@@ -17,12 +17,20 @@ enum OverlayRunner {
     "PASSLOCK_STATE_DIR", "PASSLOCK_HASH_COST", "PASSLOCK_PAM_CONFIG_DIR", "PASSLOCK_AUTH",
   ]
 
-  /// Starts one lock screen on `tty`; fd 3 in the child is `readyPipe`.
+  /// Starts one lock screen on `tty` as the caller, with a reduced
+  /// environment and no descriptors but /dev/null and the ready pipe
+  /// (`readyPipe`, fd 3 in the child).
   static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { close(null) }
-    return try launch(
-      ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"], stdout: null, stderr: null, ready: readyPipe)
+    do {
+      return try ChildProcess.launch(
+        overlayPath(), arguments: ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"],
+        descriptors: [(parent: null, child: 1), (parent: null, child: 2), (parent: readyPipe, child: 3)],
+        environment: environment(), resetIDs: true)
+    } catch {
+      throw .system(SystemError("posix_spawn", errno: error.errno))
+    }
   }
 
   /// What the lock screen, and the holder's own gatekeeper request, run
@@ -34,18 +42,5 @@ enum OverlayRunner {
     let kept = getuid() == 0 ? keptVariables : keptVariables.filter { !$0.hasPrefix("PASSLOCK_") }
     for name in kept { if let value = getenv(name) { environment.append(name + "=" + String(cString: value)) } }
     return environment
-  }
-
-  /// The lock screen binary run as the caller with a reduced environment and
-  /// no descriptors but /dev/null, `stdout`, `stderr` and the ready pipe.
-  static func launch(_ arguments: [String], stdout: Int32, stderr: Int32, ready: Int32? = nil) throws(HolderError) -> pid_t {
-    var descriptors = [(parent: stdout, child: Int32(1)), (parent: stderr, child: Int32(2))]
-    if let ready { descriptors.append((parent: ready, child: 3)) }
-    do {
-      return try ChildProcess.launch(
-        overlayPath(), arguments: arguments, descriptors: descriptors, environment: environment(), resetIDs: true)
-    } catch {
-      throw .system(SystemError("posix_spawn", errno: error.errno))
-    }
   }
 }

@@ -63,7 +63,7 @@ func holdConsole() -> Never {
   guard let sessionVT else { fail(.usage("Missing '--vt N'")) }
   // Checked before anything is opened (a number not open would be taken by
   // the console's descriptor), and kept from every child.
-  if let readyFD, fcntl(readyFD, F_SETFD, FD_CLOEXEC) != 0 {
+  if let readyFD, !setCloseOnExec(readyFD) {
     fail(.usage("--ready-fd \(readyFD) is not an open descriptor"))
   }
 
@@ -135,25 +135,28 @@ func holdConsole() -> Never {
   var check: StatusCheck?
   /// Why the console cannot stay locked (the first lock screen then no
   /// longer runs), or nil once its frame is up and a passcode is set.
-  func lockScreenProblem() -> String? {
-    let deadline = Deadline.after(Deadline.lockStands)
+  func lockScreenProblem(_ check: StatusCheck) -> String? {
+    let deadline = monotonicSeconds() + lockStandsWithin
     switch waitForFrame(first.ready, by: deadline) {
     case .drawn: break
     case .exited:
       let status = reapLockScreen(first.pid) ?? -1
-      return check!.refusal(by: deadline) ?? "it exited with status \(exitCode(fromWaitStatus: status))"
+      return check.refusal(by: deadline) ?? "it exited with status \(exitCode(fromWaitStatus: status))"
     case .late:
       stopLockScreen(first.pid)
-      return check!.refusal(by: deadline) ?? "it drew nothing within \(Int(Deadline.lockStands)) s"
+      return check.refusal(by: deadline) ?? "it drew nothing within \(Int(lockStandsWithin)) s"
     }
-    guard let problem = check!.refusal(by: deadline) else { return nil }
+    guard let problem = check.refusal(by: deadline) else { return nil }
     stopLockScreen(first.pid)
     return problem
   }
-  if prepared.stale != nil { check = StatusCheck() }
-  if prepared.stale != nil, let problem = lockScreenProblem() {
-    prepared.abandon(console)
-    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+  if prepared.stale != nil {
+    let early = StatusCheck()
+    check = early
+    if let problem = lockScreenProblem(early) {
+      prepared.abandon(console)
+      fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
+    }
   }
   // Opened before the lock: a switch right after it is seen, not missed.
   let switches = SwitchWatch()
@@ -178,7 +181,8 @@ func holdConsole() -> Never {
     holder.end(closing: lockFD)
     fail(.refused("the session on screen changed while locking; refusing to lock"))
   }
-  if prepared.stale == nil, let problem = lockScreenProblem() {
+  // (`check` is set: Holder.lock runs `whenLocked` before it returns.)
+  if prepared.stale == nil, let problem = lockScreenProblem(check!) {
     holder.end(closing: lockFD)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
@@ -206,14 +210,13 @@ func holdConsole() -> Never {
         pid = overlay.pid
         // Only the first lock screen's frame is reported; a later one that
         // hangs before it is supervised all the same.
-        _ = waitForFrame(overlay.ready, by: Deadline.after(Deadline.lockStands))
+        _ = waitForFrame(overlay.ready, by: monotonicSeconds() + lockStandsWithin)
       } catch {
         holder.emergency(lockFD)
         sleep(5)
         continue
       }
     }
-    defer { currentOverlay = 0 }
     // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
     let status = (switches.map { $0.supervise(pid, holder: holder) } ?? reapLockScreen(pid)) ?? -1
     if status == 0 {

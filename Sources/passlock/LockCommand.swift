@@ -11,7 +11,7 @@ extension Commands {
     // taken by the terminal, and the ready byte written to the screen. Kept
     // from the gatekeepers this lock screen starts (a lock screen that dies
     // must close it at once).
-    if let readyFD, fcntl(readyFD, F_SETFD, FD_CLOEXEC) != 0 {
+    if let readyFD, !setCloseOnExec(readyFD) {
       throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
     }
     // The gatekeeper's status as it was last time (StatusCache): the first
@@ -72,7 +72,7 @@ extension Commands {
     overlay.foregroundLeader = leader
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
-    if status.externalRefusal.isEmpty { overlay.offerExternal(armed: cached == nil) }
+    if status.externalRefusal.isEmpty { overlay.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     if let failure = overlay.failure { throw failure }

@@ -262,12 +262,13 @@ final class PasscodeOverlay {
   // MARK: External authenticator
 
   /// Shows its key and, with AutoStart, arms it after the delay (the owner is
-  /// still in front of the screen as it locks). `armed: false` only shows it:
-  /// a screen drawn from the cache arms it once the gatekeeper confirms.
-  func offerExternal(armed: Bool = true) {
+  /// still in front of the screen as it locks). While a screen drawn from
+  /// the cache awaits the gatekeeper's confirmation it only shows it; the
+  /// confirmation arms it.
+  func offerExternal() {
     guard let external, screen.flow == .unlock, !screen.lockedOut else { return }
     context.externalKey = external.label
-    if armed && external.autoStart && externalStartAt == nil && externalRequest == nil {
+    if confirm == nil && external.autoStart && externalStartAt == nil && externalRequest == nil {
       externalStartAt = Self.now() + external.armDelayMilliseconds
     }
   }

@@ -31,7 +31,7 @@ enum ControlSocket {
     daemon.loop.watch(listener) {
       let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
       guard client >= 0 else { return }
-      _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+      setCloseOnExec(client)
       defer { close(client) }
       serve(client, daemon: daemon)
     }
