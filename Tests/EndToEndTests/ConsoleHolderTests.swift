@@ -145,12 +145,9 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == original, "switching is allowed again")
   }
 
-  /// The lock screen may draw its first frame from its cached status
-  /// (StatusCache), and the holder switches to it at once; the lock stands
-  /// only when the holder's own gatekeeper answer says a passcode is set.
-  /// With a cache that says so over a store that has none, the console is
-  /// given back: the session on screen, switching free, the lock VT freed.
-  @Test func aCachedStatusCannotMakeTheHolderLockWithoutAPasscode() throws {
+  /// A lock screen status cache (StatusCache) that says a four-digit
+  /// passcode is set, whatever the store says.
+  func cacheAStatusWithAPasscode() {
     h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
     mkdir(h.root + "/run", 0o700)
     mkdir(h.root + "/run/passlock", 0o700)
@@ -160,6 +157,15 @@ final class ConsoleHolderTests {
     ]
     FileManager.default.createFile(
       atPath: h.root + "/run/passlock/lock-screen.status", contents: Data([0] + Array((fields.joined(separator: "\n") + "\n").utf8)))
+  }
+
+  /// The lock screen may draw its first frame from its cached status
+  /// (StatusCache), and the holder switches to it at once; the lock stands
+  /// only when the holder's own gatekeeper answer says a passcode is set.
+  /// With a cache that says so over a store that has none, the console is
+  /// given back: the session on screen, switching free, the lock VT freed.
+  @Test func aCachedStatusCannotMakeTheHolderLockWithoutAPasscode() throws {
+    cacheAStatusWithAPasscode()
     for name in try FileManager.default.contentsOfDirectory(atPath: h.stateDirectory) {
       try FileManager.default.removeItem(atPath: h.stateDirectory + "/" + name)
     }
@@ -181,16 +187,8 @@ final class ConsoleHolderTests {
   /// stand-in keeps every descriptor it was given: one of the harness's
   /// would hold up its end past 10 s.)
   @Test func aGatekeeperThatNeverAnswersGivesTheConsoleBack() throws {
-    h.environment["XDG_RUNTIME_DIR"] = h.root + "/run"
-    mkdir(h.root + "/run", 0o700)
-    mkdir(h.root + "/run/passlock", 0o700)
     // A cached status: the lock screen draws without asking the gatekeeper.
-    let fields = [
-      "account_password_required=0", "directory=\(h.stateDirectory)", "external_refusal=", "failed_attempts=0", "length=4",
-      "passcode_set=1", "retry_after_seconds=0", "saved_at=\(Int(Date().timeIntervalSince1970))", "store=user", "user=root",
-    ]
-    FileManager.default.createFile(
-      atPath: h.root + "/run/passlock/lock-screen.status", contents: Data([0] + Array((fields.joined(separator: "\n") + "\n").utf8)))
+    cacheAStatusWithAPasscode()
     let silent = h.root + "/silent-gatekeeper"
     FileManager.default.createFile(atPath: silent, contents: Data("#!/bin/sh\nexec sleep 30\n".utf8))
     chmod(silent, 0o755)
@@ -268,5 +266,22 @@ final class ConsoleHolderTests {
     #expect(Self.consoleLogLevel() == logLevel)
     try Self.activate(Int32(original))
     #expect(VT.activeConsole() == original, "and allows switching")
+  }
+
+  /// Root may lock over a lock a killed holder left. The session's VT is then
+  /// the original from that lock's record, not the dead holder's lock VT on
+  /// screen: the right passcode brings the session back.
+  @Test func aLockOverAKilledHoldersLockGivesBackTheSession() throws {
+    let staleVT = try lock()
+    kill(holder, SIGKILL)
+    _ = Spawn.wait(holder, seconds: 2)
+    holder = 0
+    #expect(VT.activeConsole() == staleVT, "still locked without the holder")
+    let lockVT = try lock()
+    #expect(lockVT != staleVT, "a lock VT of its own")
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0)
+    holder = 0
+    #expect(VT.activeConsole() == session.number, "the session's VT is back, not the dead holder's lock VT")
   }
 }
