@@ -44,7 +44,7 @@ if arguments == ["--release"] {
 /// The running lock screen, for the SIGUSR1 handler (written before each
 /// spawn, read in the handler: a plain aligned word).
 nonisolated(unsafe) var currentOverlay: pid_t = 0
-// passlockd sends SIGUSR1 after resume: the lock screen drops input typed in the dark.
+// passlockd sends SIGUSR1 after resume: the lock screen draws itself again.
 Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SIGUSR1) } }
 
 /// Parses the arguments, locks the console and holds it until a lock screen

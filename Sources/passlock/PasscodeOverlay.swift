@@ -129,8 +129,11 @@ final class PasscodeOverlay {
         for signal in SignalPipe.drain() {
           if signal == SIGHUP { return .hangup }
           if signal == SIGWINCH { previous = nil }
-          // passlockd after resume: drop what was typed while the screen was dark.
-          if signal == SIGUSR1 { terminal.flushInput() }
+          // passlockd after resume: draw it all again (the clock has moved, a
+          // console may have come back blank). What was typed is kept: logind
+          // announces the resume only after the sleep hooks ran, by when the
+          // screen has been back for a while and the person may be typing.
+          if signal == SIGUSR1 { previous = nil }
         }
       }
       // Not reading yet, the terminal can still hang up.

@@ -141,7 +141,7 @@ final class Daemon {
       }
     } else {
       // Back from sleep: hold logind off again for the next time, and have
-      // the overlays drop what was typed in the dark.
+      // the overlays draw themselves again (the clock has moved).
       if passcodeSet { takeInhibitor() }
       for locker in lockers.values where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
