@@ -25,6 +25,18 @@ let staticRuntime: [LinkerSetting] = [
 /// no dynamic loader, no libstdc++ mapped, about half the memory and start-up
 /// time. They therefore avoid NSS (getpwuid): the gatekeeper reports the user name.
 let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
+/// Their memory is mostly code, faulted in 64 KiB at a time around first
+/// uses: lld puts the functions a lock runs first, in the order
+/// scripts/lock-screen-order recorded (lock screen 4.6 → 3.0 MiB while
+/// locked). passlockd shares most of them, the Swift runtime's start and the
+/// standard library's (idle 4.9 → 4.2 MiB). The build does not track that
+/// file: a new one needs a fresh link.
+let lockScreenOrder: [LinkerSetting] = [
+  .unsafeFlags([
+    "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/passlock/lock-screen.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+  ])
+]
 let package = Package(
   name: "passlock",
   products: [
@@ -78,16 +90,7 @@ let package = Package(
       name: "passlock",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       exclude: ["lock-screen.order"],
-      // The lock screen's memory is mostly its code, faulted in 64 KiB at a
-      // time: lld puts the functions it runs first, in the order
-      // scripts/lock-screen-order recorded (4.6 → 3.0 MiB RSS while locked).
-      // The build does not track that file: a new one needs a fresh link.
-      linkerSettings: fullyStatic + [
-        .unsafeFlags([
-          "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/passlock/lock-screen.order",
-          "-Xlinker", "--no-warn-symbol-ordering",
-        ])
-      ]),
+      linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-vt",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
@@ -95,7 +98,7 @@ let package = Package(
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
-      linkerSettings: fullyStatic),
+      linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockAccounts"],

@@ -41,15 +41,18 @@ import Testing
     }
   }
 
-  /// The lock screen's RSS is mostly its code: the link puts what it runs
-  /// first (Sources/passlock/lock-screen.order), so that code shares few pages.
-  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nm"), "needs nm (binutils)"))
-  func theLockScreensCodeIsLinkedInTheOrderItRuns() throws {
+  /// The lock screen's and the daemon's RSS is mostly code: the link puts
+  /// what a lock runs first (Sources/passlock/lock-screen.order), so that
+  /// code shares few pages.
+  @Test(
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nm"), "needs nm (binutils)"),
+    arguments: ["passlock", "passlockd"])
+  func theCodeALockRunsIsLinkedFirst(program: String) throws {
     let h = Harness()
     let orderFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../../Sources/passlock/lock-screen.order").path
     let order = try String(contentsOfFile: orderFile, encoding: .utf8).split(separator: "\n").map(String.init)
-    let listing = h.run("/usr/bin/nm", ["-n", "--defined-only", Harness.binDirectory + "/passlock"], input: Data()).stdout
+    let listing = h.run("/usr/bin/nm", ["-n", "--defined-only", Harness.binDirectory + "/" + program], input: Data()).stdout
     let code = listing.split(separator: "\n").compactMap { line -> String? in
       let fields = line.split(separator: " ")
       return fields.count == 3 && "tTwW".contains(fields[1]) ? String(fields[2]) : nil
@@ -57,7 +60,7 @@ import Testing
     let present = Set(code)
     let expected = Array(order.filter { present.contains($0) }.prefix(10))
     #expect(expected.count == 10, "the order file names functions this build does not have")
-    #expect(Array(code.prefix(10)) == expected, "passlock's code does not begin with the order file's functions")
+    #expect(Array(code.prefix(10)) == expected, "\(program)'s code does not begin with the order file's functions")
   }
 
   @Test func usageErrorsExit64OnStderr() {
