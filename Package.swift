@@ -35,6 +35,9 @@ let lockScreenOrder: [LinkerSetting] = [
   .unsafeFlags([
     "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/passlock/lock-screen.order",
     "-Xlinker", "--no-warn-symbol-ordering",
+    // As GNU ld does by default here: no data on the code's pages. And the
+    // GOT (glibc's IRELATIVE slots) inside RELRO.
+    "-Xlinker", "-z", "-Xlinker", "separate-code", "-Xlinker", "-z", "-Xlinker", "now",
   ])
 ]
 let package = Package(

@@ -46,16 +46,20 @@ int main(int argc, char **argv) {
   waitpid(pid, &status, 0);
   unsigned long steps = 0;
   int pending = 0;  // a signal the program got, handed on with the next step
+  int ended = 0;    // exited and reaped: its pid may be someone else's now
   while (!stopping) {
     struct user_regs_struct registers;
     // The program's own code only (not the vDSO).
     if (ptrace(PTRACE_GETREGS, pid, 0, &registers) == 0 && registers.rip < 0x7f0000000000ull) add(registers.rip);
     if (ptrace(PTRACE_SINGLESTEP, pid, 0, pending) != 0 || waitpid(pid, &status, 0) < 0) break;
-    if (WIFEXITED(status) || WIFSIGNALED(status)) break;
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      ended = 1;
+      break;
+    }
     pending = WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0;
     steps++;
   }
-  kill(pid, SIGKILL);
+  if (!ended) kill(pid, SIGKILL);
   FILE *out = fopen(argv[1], "w");
   if (!out) {
     perror(argv[1]);
