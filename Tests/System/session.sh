@@ -57,8 +57,9 @@ session_prop() { inside loginctl show-session "$(session_id)" -p "$1" --value; }
 
 session_tty() { echo "/dev/$(session_prop TTY)"; }
 
-# The lock screen on the session's terminal, seen from the host's /proc.
-lock_screen_pids() { pgrep -f "^passlock lock --tty $(session_tty)( |$)" || true; }
+# The lock screen on the session's terminal (or on TTY, which saves asking
+# logind when polling), seen from the host's /proc.
+lock_screen_pids() { pgrep -f "^passlock lock --tty ${1:-$(session_tty)}( |$)" || true; }
 
 # wait_for DESCRIPTION SECONDS COMMAND…: polls every 50 ms.
 wait_for() {
