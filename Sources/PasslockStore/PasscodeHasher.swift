@@ -6,8 +6,10 @@ import PasslockPOSIX
 public enum PasscodeHasher {
   /// The slowest yescrypt cost we choose; 11 takes seconds per verify.
   public static let costs: ClosedRange<Int> = 1...11
-  /// iOS tunes its passcode derivation to ~80 ms per try; so do we.
-  public static let targetNanoseconds: UInt64 = 80_000_000
+  /// iOS tunes its passcode derivation to ~80 ms per try; we aim a little
+  /// above, at 90 ms: the step is chosen from one timing, and a step that
+  /// timed 80 ms at `set` then verified in 76 ms on a quieter machine.
+  public static let targetNanoseconds: UInt64 = 90_000_000
 
   /// Hashes `passcode` at `cost` with a fresh random salt.
   public static func hash(_ passcode: borrowing Secret, cost: Int) throws(HashError) -> String {
@@ -42,7 +44,7 @@ public enum PasscodeHasher {
   /// starting from `minimumCost`; the parameters end up recorded in the hash
   /// string. The steps are the costs with, between each two, the cost with
   /// larger blocks (×1.5, then ×1.33): the result lands within 1.5 times the
-  /// target (80–120 ms), where whole costs alone could reach twice it.
+  /// target (90–135 ms), where whole costs alone could reach twice it.
   public static func calibratedHash(_ passcode: borrowing Secret, minimumCost: Int = 5) throws(HashError) -> String {
     var cost = minimumCost
     while true {

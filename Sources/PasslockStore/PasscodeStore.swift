@@ -25,7 +25,7 @@ public struct PasscodeStore: ~Copyable {
 
   public let location: StoreLocation
   let directory: SecureDirectory
-  /// yescrypt cost for new hashes; nil calibrates to ~80 ms on this machine.
+  /// yescrypt cost for new hashes; nil calibrates to 90–135 ms on this machine.
   public var hashCost: Int?
 
   /// Opens the store. With `create` false, a missing directory gives nil.
