@@ -14,9 +14,6 @@
 // posix_spawn_file_actions_addclosefrom_np (glibc 2.34), declared by spawn.h
 // only with _GNU_SOURCE: the child closes every descriptor from `from` up.
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
-static inline int passlock_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
-  return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
 
 // prctl(PR_SET_PDEATHSIG): `signal` is sent to the caller when the thread
 // that created it exits.

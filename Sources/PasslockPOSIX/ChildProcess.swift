@@ -33,10 +33,8 @@ public struct ChildProcess: Sendable {
     // the dup2s above can have replaced (it may be our descriptor 0).
     let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
-    // Nothing else: not even what our own caller left open without close-on-exec.
-    var rc = passlock_spawn_close_from(&actions, terminalCopy >= 0 ? 4 : 3)
     var pid: pid_t = 0
-    if rc == 0 { rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment) }
+    let rc = cleanSpawn(&pid, path, arguments, &actions, passingUpTo: terminalCopy >= 0 ? 3 : 2, environment: environment)
     if terminalCopy >= 0 { Glibc.close(terminalCopy) }
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)
@@ -64,10 +62,10 @@ public struct ChildProcess: Sendable {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
-    // Nothing else: not even what our own caller left open without close-on-exec.
-    var rc = passlock_spawn_close_from(&actions, max(2, descriptors.map(\.child).max() ?? 2) + 1)
     var pid: pid_t = 0
-    if rc == 0 { rc = cleanSpawn(&pid, path, arguments, &actions, environment: environment, resetIDs: resetIDs) }
+    let rc = cleanSpawn(
+      &pid, path, arguments, &actions, passingUpTo: max(2, descriptors.map(\.child).max() ?? 2),
+      environment: environment, resetIDs: resetIDs)
     guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
     return pid
   }
@@ -81,11 +79,16 @@ public struct ChildProcess: Sendable {
 
 /// posix_spawn with a clean start: no blocked signals and default handlers
 /// (the lock screen ignores SIGINT and friends, a daemon's threads block
-/// signals; children must inherit neither).
+/// signals; children must inherit neither), and no descriptor above
+/// `highest` (stdout and stderr at least stay): not even one our own caller
+/// left open without close-on-exec.
 func cleanSpawn(
   _ pid: inout pid_t, _ path: String, _ arguments: [String], _ actions: inout posix_spawn_file_actions_t,
-  environment: [String]? = nil, resetIDs: Bool = false
+  passingUpTo highest: Int32, environment: [String]? = nil, resetIDs: Bool = false
 ) -> Int32 {
+  // After the caller's actions: it closes only what they did not map in.
+  let rc = posix_spawn_file_actions_addclosefrom_np(&actions, highest + 1)
+  guard rc == 0 else { return rc }
   var attributes = posix_spawnattr_t()
   posix_spawnattr_init(&attributes)
   defer { posix_spawnattr_destroy(&attributes) }

@@ -76,7 +76,7 @@ final class DaemonEndToEndTests {
     // Held still, so the keys are unread when the signal comes.
     let screen = try #require(logind.lockerPIDs.first)
     kill(screen, SIGSTOP)
-    waitFor("the lock screen stopped") { Self.state(screen) == "T" }
+    waitFor("the lock screen stopped") { processStat(screen).first == "T" }
     logind.type("2580")
     logind.emitPrepareForSleep(false)
     waitFor("passlockd's resume signal pending on the held lock screen") {
@@ -84,12 +84,6 @@ final class DaemonEndToEndTests {
     }
     kill(screen, SIGCONT)
     waitFor("unlocked by the keys typed before the signal") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
-  }
-
-  /// A process's state letter in /proc/PID/stat (R, S, T, Z…).
-  static func state(_ pid: pid_t) -> String {
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-    return stat.split(separator: ")").last.flatMap { $0.split(separator: " ").first.map(String.init) } ?? ""
   }
 
   /// A shell on the session's terminal (its leader, in the foreground) is
@@ -231,9 +225,7 @@ final class DaemonEndToEndTests {
     #expect(!FileManager.default.fileExists(atPath: h.root + "/run/passlock/locked/c1.termios"), "nothing left behind")
   }
 
-  func isZombie(_ pid: pid_t) -> Bool {
-    ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").contains(") Z ")
-  }
+  func isZombie(_ pid: pid_t) -> Bool { processStat(pid).first == "Z" }
 
   @Test func logindComingBackGetsANewInhibitor() throws {
     try logind.startDaemon()

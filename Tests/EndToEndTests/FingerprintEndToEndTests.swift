@@ -110,8 +110,9 @@ final class FingerprintEndToEndTests {
     usleep(2_500_000)  // pam_fprintd gave up (PAM_AUTHINFO_UNAVAIL)
     let pid = try #require(t.lockerPID)
     let cpu = { () -> Int in
-      let fields = ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: " ")
-      return fields.count > 14 ? (Int(fields[13]) ?? 0) + (Int(fields[14]) ?? 0) : 0
+      // utime and stime, proc(5)'s fields 14 and 15.
+      let fields = processStat(pid)
+      return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
     }
     let before = cpu()
     usleep(1_000_000)
