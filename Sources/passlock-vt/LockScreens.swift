@@ -65,12 +65,13 @@ struct StatusCheck {
 let lockStandsWithin = 10.0
 
 /// Whether `fd` is readable (or hung up) by `deadline` (monotonic seconds).
+/// Looked at once even when the deadline has passed: an answer that came
+/// meanwhile counts (a late frame is not blamed on a gatekeeper that answered).
 func readable(_ fd: Int32, by deadline: Double) -> Bool {
   var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
   while true {
-    let left = deadline - monotonicSeconds()
-    guard left > 0 else { return false }
-    let n = poll(&request, 1, Int32(left * 1000) + 1)
+    let left = max(0, deadline - monotonicSeconds())
+    let n = poll(&request, 1, left > 0 ? Int32(left * 1000) + 1 : 0)
     if n == -1 && errno == EINTR { continue }
     return n == 1
   }

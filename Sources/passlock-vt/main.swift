@@ -132,6 +132,8 @@ func holdConsole() -> Never {
   // Asked once the console is locked: started before, the gatekeeper would
   // hold up the switch (posix_spawn waits for its exec) and compete with the
   // lock screen's start. The lock's 30 ms settle watch covers its answer.
+  // (Over a stale lock its own check, used up before the lock, is not this:
+  // a used-up request must not be cancelled, its child is reaped.)
   var check: StatusCheck?
   /// Why the console cannot stay locked (the first lock screen then no
   /// longer runs), or nil once its frame is up and a passcode is set.
@@ -151,9 +153,7 @@ func holdConsole() -> Never {
     return problem
   }
   if prepared.stale != nil {
-    let early = StatusCheck()
-    check = early
-    if let problem = lockScreenProblem(early) {
+    if let problem = lockScreenProblem(StatusCheck()) {
       prepared.abandon(console)
       fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
     }
@@ -162,7 +162,9 @@ func holdConsole() -> Never {
   let switches = SwitchWatch()
   let holder: Holder
   do {
-    holder = try Holder.lock(prepared, console: console, user: caller) { if check == nil { check = StatusCheck() } }
+    holder = try Holder.lock(prepared, console: console, user: caller) {
+      if prepared.stale == nil { check = StatusCheck() }
+    }
   } catch {
     check?.cancel()
     stopLockScreen(first.pid)
@@ -181,7 +183,7 @@ func holdConsole() -> Never {
     holder.end(closing: lockFD)
     fail(.refused("the session on screen changed while locking; refusing to lock"))
   }
-  // (`check` is set: Holder.lock runs `whenLocked` before it returns.)
+  // (`check` is set without a stale lock: Holder.lock runs `whenLocked` before it returns.)
   if prepared.stale == nil, let problem = lockScreenProblem(check!) {
     holder.end(closing: lockFD)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))

@@ -112,10 +112,7 @@ final class ConsoleHolderTests {
 
   /// A process's scheduling policy (/proc/PID/stat field 41; 0 is SCHED_OTHER).
   static func schedulingPolicy(_ pid: pid_t) -> Int? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let end = stat.range(of: ")", options: .backwards)
-    else { return nil }
-    let fields = stat[end.upperBound...].split(separator: " ")
+    let fields = processStat(pid)
     return fields.count > 38 ? Int(fields[38]) : nil
   }
 
@@ -183,7 +180,8 @@ final class ConsoleHolderTests {
 
   /// Once the console is locked, the holder waits for the frame and its own
   /// gatekeeper's answer a bounded time: a gatekeeper that never answers
-  /// gives the console back after 10 s, and the holder says why. (The
+  /// gives the console back after 10 s, and the holder says why. It is
+  /// locked (and the holder real-time) meanwhile. (The
   /// stand-in keeps every descriptor it was given: one of the harness's
   /// would hold up its end past 10 s.)
   @Test func aGatekeeperThatNeverAnswersGivesTheConsoleBack() throws {
@@ -194,7 +192,24 @@ final class ConsoleHolderTests {
     chmod(silent, 0o755)
     h.environment["PASSLOCK_AUTH"] = silent
     let started = Date()
-    let output = h.run(Harness.binDirectory + "/passlock-vt", ["--vt", String(session.number)], input: Data())
+    final class Result: @unchecked Sendable { var output: Harness.Output? }  // written before `done` signals
+    let result = Result()
+    let done = DispatchSemaphore(value: 0)
+    let arguments = ["--vt", String(session.number)]
+    Thread { [h] in
+      result.output = h.run(Harness.binDirectory + "/passlock-vt", arguments, input: Data())
+      done.signal()
+    }.start()
+    // Meanwhile the console is locked on a VT of its own, and the holder
+    // still runs real-time (the window lasts until the lock stands).
+    usleep(2_000_000)
+    let holding = h.run("/usr/bin/pgrep", ["-x", "passlock-vt"], input: Data()).stdout.split(separator: "\n").compactMap { pid_t($0) }
+    #expect(VT.activeConsole() != session.number, "the lock VT is on screen while the gatekeeper is awaited")
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() != session.number, "switching is locked while the gatekeeper is awaited")
+    #expect(holding.count == 1 && Self.schedulingPolicy(holding[0]) == 1, "the holder runs SCHED_FIFO until the lock stands")
+    #expect(done.wait(timeout: .now() + 20) == .success, "the holder ends")
+    let output = try #require(result.output)
     let took = Date().timeIntervalSince(started)
     #expect(output.status == 1)
     #expect(output.stderr.contains("the gatekeeper did not answer within 10 s"), "\(output.stderr)")
