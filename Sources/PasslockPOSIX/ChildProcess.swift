@@ -61,11 +61,26 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
+    // The child's dup2s run in order: a parent descriptor whose number an
+    // earlier mapping (or stdin) takes would be overwritten before its own
+    // turn. Such ones go in from a copy above every number mapped.
+    let highest = max(2, descriptors.map(\.child).max() ?? 2)
+    var copies: [Int32] = []
+    defer { for copy in copies { close(copy) } }
+    var taken: Set<Int32> = [0]
+    for (parent, child) in descriptors {
+      var source = parent
+      if taken.contains(parent) {
+        source = fcntl(parent, F_DUPFD_CLOEXEC, highest + 1)
+        guard source >= 0 else { throw SystemError("fcntl") }
+        copies.append(source)
+      }
+      posix_spawn_file_actions_adddup2(&actions, source, child)
+      taken.insert(child)
+    }
     var pid: pid_t = 0
     let rc = cleanSpawn(
-      &pid, path, arguments, &actions, passingUpTo: max(2, descriptors.map(\.child).max() ?? 2),
-      environment: environment, resetIDs: resetIDs)
+      &pid, path, arguments, &actions, passingUpTo: highest, environment: environment, resetIDs: resetIDs)
     guard rc == 0 else { throw SystemError("posix_spawn", path: path, errno: rc) }
     return pid
   }
