@@ -54,3 +54,9 @@ static inline int passlock_get_peer_credentials(int socket, struct passlock_peer
   socklen_t length = sizeof *peer;
   return getsockopt(socket, SOL_SOCKET, SO_PEERCRED, peer, &length);
 }
+
+// setfsuid(2) (sys/fsuid.h): the uid file access is checked as. Going from 0
+// to another uid also drops the file capabilities (CAP_DAC_OVERRIDE...): a
+// setuid-root process opens files exactly as its caller could. Returns the
+// previous fsuid.
+static inline int passlock_set_file_access_uid(uid_t uid) { return (int)syscall(SYS_setfsuid, uid); }

@@ -16,12 +16,12 @@ public enum ConfigLoader {
 
   public static func files() -> [String] {
     let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
-    var files: [String] = []
-    for directory in [system] + (userDirectory().map { [$0] } ?? []) {
-      files.append(directory + "/passlock.conf")
-      files += dropIns(directory + "/passlock.conf.d")
-    }
-    return files
+    return files(in: system) + (userDirectory().map { files(in: $0) } ?? [])
+  }
+
+  /// One directory's passlock.conf and its drop-ins.
+  public static func files(in directory: String) -> [String] {
+    [directory + "/passlock.conf"] + dropIns(directory + "/passlock.conf.d")
   }
 
   /// `*.conf` in `directory`, sorted by name as systemd sorts drop-ins.
@@ -47,9 +47,9 @@ public enum ConfigLoader {
     guard rename(temporary, path) == 0 else { throw SystemError("rename", path: path) }
   }
 
-  public static func load() throws(ConfigError) -> Config {
+  public static func load(_ files: [String] = files()) throws(ConfigError) -> Config {
     var config = Config()
-    for file in files() {
+    for file in files {
       let text: String
       do {
         let fd = try FileDescriptor.open(file, O_RDONLY)

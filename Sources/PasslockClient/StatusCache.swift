@@ -8,22 +8,25 @@ import PasslockPOSIX
 /// a store read: most of the time to the first frame). Display only: the
 /// gatekeeper's own answer follows within milliseconds and replaces it
 /// before a single key is read, and every check is the gatekeeper's as
-/// before. The user can write this file, so it decides nothing.
-enum StatusCache {
-  /// $XDG_RUNTIME_DIR/passlock, when it is a real directory of ours that
-  /// only we can write (it is created when missing). Anything else (a
+/// before. The user can write this file, so it decides nothing. (The
+/// console holder paints its first frame from it too, read as the user:
+/// display only there as well.)
+public enum StatusCache {
+  /// $XDG_RUNTIME_DIR/passlock, when it is a real directory of `owner`'s
+  /// that only they can write (it is created when missing). Anything else (a
   /// symlink, someone else's directory: root running with a user's
   /// environment) means no cache.
-  static func directory(creating: Bool = false) -> String? {
-    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"), isPrivateDirectory(runtime) else { return nil }
+  static func directory(owner: uid_t = geteuid(), creating: Bool = false) -> String? {
+    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"), isPrivateDirectory(runtime, owner: owner)
+    else { return nil }
     let directory = runtime + "/passlock"
     if creating { mkdir(directory, 0o700) }
-    return isPrivateDirectory(directory) ? directory : nil
+    return isPrivateDirectory(directory, owner: owner) ? directory : nil
   }
 
-  static func isPrivateDirectory(_ path: String) -> Bool {
+  static func isPrivateDirectory(_ path: String, owner: uid_t) -> Bool {
     var st = stat()
-    return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && st.st_uid == geteuid() && st.st_mode & 0o022 == 0
+    return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && st.st_uid == owner && st.st_mode & 0o022 == 0
   }
 
   static let name = "lock-screen.status"
@@ -32,16 +35,17 @@ enum StatusCache {
   /// and no lockout (a locked-out screen starts a PAM transaction, which
   /// waits for the real answer). A retry delay counts down from when it was
   /// saved. A file that does not parse, or holds values no gatekeeper would
-  /// give, is removed.
-  static func read() -> StoreStatus? {
-    guard let directory = directory() else { return nil }
+  /// give, is removed (`tidying`: the holder only reads).
+  public static func read(owner: uid_t = geteuid(), tidying: Bool = true) -> StoreStatus? {
+    guard let directory = directory(owner: owner) else { return nil }
     let path = directory + "/" + name
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    // O_NONBLOCK: a FIFO put there must not hold up a lock (fstat refuses it next).
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), st.st_size < 4096 else {
-      unlink(path)
+    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == owner, st.st_size < 4096 else {
+      if tidying { unlink(path) }
       return nil
     }
     var bytes = [UInt8](repeating: 0, count: 4096)
@@ -52,7 +56,7 @@ enum StatusCache {
       PasscodePolicy.lengths.contains(status.length), (0...1000).contains(status.failedAttempts),
       (0...(366 * 86400)).contains(status.retryAfterSeconds)
     else {
-      unlink(path)
+      if tidying { unlink(path) }
       return nil
     }
     guard status.passcodeSet, !status.accountPasswordRequired else { return nil }
@@ -62,7 +66,7 @@ enum StatusCache {
 
   /// Saves the gatekeeper's answer for the next lock screen (atomically: a
   /// lock screen starting meanwhile reads the old one or the new one).
-  static func write(_ status: StoreStatus) {
+  public static func write(_ status: StoreStatus) {
     guard let directory = directory(creating: true) else { return }
     var fields = status.fields
     fields["saved_at"] = String(wallClockSeconds())
@@ -76,7 +80,7 @@ enum StatusCache {
   }
 
   /// After set, change or remove: the next first frame waits for the gatekeeper.
-  static func remove() {
+  public static func remove() {
     if let directory = directory() { unlink(directory + "/" + name) }
   }
 }

@@ -29,3 +29,20 @@ public func monotonicNanoseconds() -> UInt64 {
 public func environment(_ name: String) -> String? {
   getenv(name).map { String(cString: $0) }
 }
+
+/// Local wall-clock time as the lock screen's status line shows it ("09:41").
+public func wallClockText() -> String {
+  var now = time(nil)
+  var parts = tm()
+  localtime_r(&now, &parts)
+  let h = Int(parts.tm_hour)
+  let m = Int(parts.tm_min)
+  return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
+}
+
+/// "user@host", as the lock screen's status line names whose screen it is.
+public func userAtHost(_ user: String) -> String {
+  var host = [CChar](repeating: 0, count: 256)
+  gethostname(&host, host.count - 1)
+  return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -14,6 +14,9 @@ public final class LockTerminal {
   private var active = false
   /// A session's job stopped while we hold its terminal (only with `--tty`).
   private var frozen: ForegroundJob?
+  /// Keys typed before `begin()` count (a VT of its own: whatever reached it
+  /// was typed at the lock, on the frame its holder painted).
+  public var keepsTypeahead = false
 
   /// Where the terminal's settings from before the lock are kept while it
   /// lasts: a lock screen that replaces a killed one finds the terminal in
@@ -52,7 +55,7 @@ public final class LockTerminal {
   }
 
   /// Raw mode, input flushed (the key that woke the screen is not half a
-  /// passcode), then the lock screen's modes.
+  /// passcode) unless `keepsTypeahead`, then the lock screen's modes.
   public func begin() throws(LockTerminalError) {
     guard tcgetattr(fd.rawValue, &saved) == 0 else { throw .setup(SystemError("tcgetattr")) }
     if let settingsFile {
@@ -61,9 +64,24 @@ public final class LockTerminal {
     var raw = TerminalMode.rawInput(saved)
     guard tcsetattr(fd.rawValue, TCSANOW, &raw) == 0 else { throw .setup(SystemError("tcsetattr")) }
     active = true
-    flushInput()
-    let screen = isLinuxConsole ? "\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[?1049h\u{1b}[H\u{1b}[2J"
-    write(screen + "\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[?2004h")
+    if !keepsTypeahead { flushInput() }
+    write(Self.opening(linuxConsole: isLinuxConsole))
+  }
+
+  /// What `begin()` writes: a cleared screen (the alternate one where there
+  /// is one), hidden cursor, mouse and bracketed-paste reporting.
+  public static func opening(linuxConsole: Bool) -> String {
+    let screen = linuxConsole ? "\u{1b}[H\u{1b}[2J\u{1b}[3J" : "\u{1b}[?1049h\u{1b}[H\u{1b}[2J"
+    return screen + "\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[?2004h"
+  }
+
+  /// Puts the terminal on `fd` in the lock screen's raw mode (no echo: a key
+  /// typed at a frame shows nothing). False if it is not a terminal.
+  public static func makeRaw(_ fd: Int32) -> Bool {
+    var settings = termios()
+    guard tcgetattr(fd, &settings) == 0 else { return false }
+    var raw = TerminalMode.rawInput(settings)
+    return tcsetattr(fd, TCSANOW, &raw) == 0
   }
 
   /// Someone else's terminal: stops its foreground job so it cannot read our

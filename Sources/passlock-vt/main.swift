@@ -13,6 +13,9 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+// The lock screen runs without TZ (OverlayRunner's environment), and so
+// does the clock the holder paints in its place.
+unsetenv("TZ")
 // An ignored SIGCHLD survives exec: with it the kernel reaps our lock screens
 // itself and waitpid reports no status at all. Take the default back.
 Glibc.signal(SIGCHLD, SIG_DFL)
@@ -116,13 +119,17 @@ func holdConsole() -> Never {
   }
   // The lock VT comes on screen as soon as the first lock screen runs, before
   // it draws: the session is hidden a lock screen's start-up sooner (physlock
-  // too switches first), and the frame follows on the locked VT. The lock
+  // too switches first), with the holder's frame on it or the lock screen's
+  // following on the locked VT. The lock
   // stands only once that frame is up and the holder's own status check says
   // a passcode is set (the lock screen may draw from a cached status). If not,
   // the console is given back at once, before the daemon hears of a lock:
   // what refusing to lock would have done, and nothing typed reaches either
   // answer. Over a lock that a killed holder left, both come first: giving
   // back would undo that lock too.
+  // The first frame is painted here, before the lock screen starts (so the
+  // two never write at once), when the holder can know it (FirstFrame).
+  _ = FirstFrame.paint(on: prepared.fd, for: caller)
   let first: (pid: pid_t, ready: Int32)
   do { first = try startOverlay(on: prepared.tty) } catch {
     prepared.abandon(console)

@@ -29,6 +29,9 @@ extension Commands {
     // Beside the daemon's record: the terminal's settings from before the
     // lock, for a lock screen that replaces this one if it is killed.
     let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
+    // passlock-vt's VT: what was typed there was typed at the lock (at the
+    // frame the holder painted), not into a session.
+    prepared.terminal.keepsTypeahead = ownVT
     // The gatekeeper's answer: saved for the next lock screen; with a cached
     // status drawn, it replaces that before any key is read, and ends the
     // lock screen if it refuses.
@@ -125,26 +128,12 @@ extension Commands {
     }
     SignalPipe.install(
       ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP, SIGUSR1])
-    let theme = Theme(config: config)
-    let language = config["Appearance.Language"]
-    let locale = environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG")
-    let texts = Texts(language == "auto" ? .from(locale: locale) : Texts.Language(rawValue: language)!)
-    let noColor = environment("NO_COLOR").map { !$0.isEmpty } ?? false
-    let renderer = LockRenderer(
-      theme: theme, texts: texts, capabilities: .init(linuxConsole: terminal.isLinuxConsole, color: !noColor))
-    let external =
-      config.bool("External.Enabled")
-      ? ExternalSettings(
-        label: ExternalSettings.label(config["External.Kind"]), autoStart: config.bool("External.AutoStart"),
-        armDelayMilliseconds: Int64(config.int("External.ArmDelaySec")) * 1000)
-      : nil
+    let appearance = LockAppearance(
+      config: config, locale: environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG"),
+      noColor: environment("NO_COLOR").map { !$0.isEmpty } ?? false)
+    let renderer = appearance.renderer(linuxConsole: terminal.isLinuxConsole)
+    let external = appearance.external
     return PreparedOverlay(terminal: terminal, renderer: renderer, external: external)
-  }
-
-  static func userAtHost(_ user: String) -> String {
-    var host = [CChar](repeating: 0, count: 256)
-    gethostname(&host, host.count - 1)
-    return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// set/change/remove on a terminal without --stdin use the keypad screen.
@@ -210,23 +199,6 @@ extension Commands {
   }
 }
 
-/// The `[External]` settings the lock screen acts on.
-struct ExternalSettings {
-  var label: String
-  var autoStart: Bool
-  var armDelayMilliseconds: Int64
-
-  /// The keypad key's label (five columns at most).
-  static func label(_ kind: String) -> String {
-    switch kind {
-    case "fingerprint": return "Touch"
-    case "face": return "Face"
-    case "security-key": return "Key"
-    default: return "Other"
-    }
-  }
-}
-
 /// A terminal and renderer ready to show the passcode screen.
 struct PreparedOverlay {
   let terminal: LockTerminal
@@ -238,7 +210,7 @@ struct PreparedOverlay {
     readyFD: FileDescriptor? = nil
   ) -> PasscodeOverlay {
     screen.revealLastDigit = renderer.theme.revealLastDigit
-    let context = LockRenderer.Context(clock: Clock.text(), userAtHost: Commands.userAtHost(user))
+    let context = LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(user))
     return PasscodeOverlay(
       terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
       allowSimple: allowSimple, readyFD: readyFD, external: external)

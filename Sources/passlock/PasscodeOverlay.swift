@@ -251,7 +251,7 @@ final class PasscodeOverlay {
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
       revealLastDigit: screen.revealLastDigit, now: now)
-    context.userAtHost = Commands.userAtHost(status.user)
+    context.userAtHost = userAtHost(status.user)
     if status.externalRefusal.isEmpty {
       offerExternal()
     } else {
@@ -422,23 +422,11 @@ final class PasscodeOverlay {
 
   private func draw() {
     let (width, height) = terminal.size()
-    context.clock = Clock.text()
+    context.clock = wallClockText()
     let (grid, layout) = renderer.render(screen, context, now: Self.now(), width: width, height: height)
     self.layout = layout
     let bytes = grid.render(over: previous, color: renderer.capabilities.color)
     if !bytes.isEmpty { terminal.write(bytes) }
     previous = grid
-  }
-}
-
-/// Local wall-clock time as the status line shows it.
-enum Clock {
-  static func text() -> String {
-    var now = time(nil)
-    var parts = tm()
-    localtime_r(&now, &parts)
-    let h = Int(parts.tm_hour)
-    let m = Int(parts.tm_min)
-    return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
   }
 }

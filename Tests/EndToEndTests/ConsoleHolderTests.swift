@@ -223,6 +223,121 @@ final class ConsoleHolderTests {
     #expect(overlays().isEmpty, "no lock screen left running")
   }
 
+  /// A copy of passlock-vt whose lock screen starts `delay` seconds late
+  /// (a script in its place that then runs the real one): what is on the
+  /// lock VT meanwhile is the holder's own.
+  func holderWithASlowLockScreen(delay: Double) throws -> String {
+    let directory = h.root + "/slow"
+    mkdir(directory, 0o755)
+    try FileManager.default.copyItem(atPath: Harness.binDirectory + "/passlock-vt", toPath: directory + "/passlock-vt")
+    try FileManager.default.createSymbolicLink(
+      atPath: directory + "/passlock-auth", withDestinationPath: Harness.binDirectory + "/passlock-auth")
+    let script = "#!/bin/sh\nsleep \(delay)\nexec \(Harness.binDirectory)/passlock \"$@\"\n"
+    FileManager.default.createFile(atPath: directory + "/passlock", contents: Data(script.utf8))
+    chmod(directory + "/passlock", 0o755)
+    return directory + "/passlock-vt"
+  }
+
+  /// Starts `holderPath` for the session VT; its ready pipe's read end.
+  func startHolder(_ holderPath: String) throws -> Int32 {
+    var ready: [Int32] = [0, 0]
+    pipe(&ready)
+    holder = try #require(
+      Spawn.start(
+        [holderPath, "--vt", String(session.number), "--ready-fd", "3"], environment: h.environment,
+        descriptors: [(parent: ready[1], child: Int32(3))]))
+    close(ready[1])
+    return ready[0]
+  }
+
+  func readyByte(_ fd: Int32, seconds: Int32 = 10) -> Bool {
+    defer { close(fd) }
+    var byte: UInt8 = 0
+    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    return poll(&poller, 1, seconds * 1000) == 1 && read(fd, &byte, 1) == 1
+  }
+
+  /// Keeps a test that compares two frames a second apart off a minute's
+  /// end: the status line's clock would differ.
+  func awayFromAMinutesEnd() {
+    let second = Int(Date().timeIntervalSince1970) % 60
+    if second >= 55 { usleep(UInt32(61 - second) * 1_000_000) }
+  }
+
+  /// With a cached status and no configuration of the user's, the holder
+  /// paints the lock screen's first frame itself before the VT comes on
+  /// screen (FirstFrame): the lock is on screen, complete, while the lock
+  /// screen has not even started, and the lock screen's own first frame is
+  /// the same, cell for cell.
+  @Test func theHolderPaintsTheLockScreensFirstFrameAndTheLockScreenDrawsTheSame() throws {
+    cacheAStatusWithAPasscode()
+    awayFromAMinutesEnd()
+    let ready = try startHolder(try holderWithASlowLockScreen(delay: 1.5))
+    let started = Date()
+    var lockVT: Int32 = 0
+    waitFor("a lock VT on screen with the passcode screen", seconds: 1) {
+      lockVT = Int32(VT.activeConsole())
+      return lockVT != session.number && screen(lockVT).contains("Enter Passcode")
+    }
+    #expect(Date().timeIntervalSince(started) < 1.2, "painted before the lock screen started")
+    let painted = screen(lockVT)
+    #expect(painted.contains("root@"), "the status line as the lock screen draws it")
+    try Self.activate(session.number)
+    #expect(VT.activeConsole() == lockVT, "switching is locked while the holder's frame shows")
+    #expect(readyByte(ready), "the lock screen's first frame")
+    #expect(screen(lockVT) == painted, "the lock screen drew exactly the holder's frame")
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode unlocks")
+    holder = 0
+    #expect(VT.activeConsole() == session.number)
+  }
+
+  /// Keys typed at the holder's frame, before the lock screen runs, show
+  /// nothing (the VT is already in the lock screen's raw mode) and are not
+  /// lost: the lock screen reads them as typed at it.
+  @Test func digitsTypedAtTheHoldersFrameAreNotEchoedAndCount() throws {
+    cacheAStatusWithAPasscode()
+    awayFromAMinutesEnd()
+    let ready = try startHolder(try holderWithASlowLockScreen(delay: 1))
+    var lockVT: Int32 = 0
+    waitFor("the holder's frame", seconds: 0.9) {
+      lockVT = Int32(VT.activeConsole())
+      return lockVT != session.number && screen(lockVT).contains("Enter Passcode")
+    }
+    let painted = screen(lockVT)
+    type("2580", on: lockVT)
+    usleep(50_000)
+    #expect(screen(lockVT) == painted, "nothing typed shows")
+    #expect(readyByte(ready), "the lock screen's first frame")
+    #expect(Spawn.wait(holder, seconds: 5) == 0, "the digits typed before the lock screen started unlock")
+    holder = 0
+    #expect(VT.activeConsole() == session.number)
+  }
+
+  /// A user with a configuration of their own (which the holder does not
+  /// read as root) gets the lock screen's frame only: the lock VT is blank
+  /// until the lock screen draws.
+  @Test func withAUserConfigurationTheLockScreenPaintsTheFirstFrame() throws {
+    cacheAStatusWithAPasscode()
+    h.environment["XDG_CONFIG_HOME"] = h.root + "/config"
+    mkdir(h.root + "/config", 0o755)
+    mkdir(h.root + "/config/passlock", 0o755)
+    FileManager.default.createFile(atPath: h.root + "/config/passlock/passlock.conf", contents: Data("[Appearance]\n".utf8))
+    let ready = try startHolder(try holderWithASlowLockScreen(delay: 1))
+    var lockVT: Int32 = 0
+    waitFor("the lock VT on screen", seconds: 0.9) {
+      lockVT = Int32(VT.activeConsole())
+      return lockVT != session.number
+    }
+    usleep(300_000)
+    #expect(!screen(lockVT).contains("Enter Passcode"), "nothing painted before the lock screen runs")
+    #expect(readyByte(ready), "the lock screen's first frame")
+    #expect(screen(lockVT).contains("Enter Passcode"))
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0)
+    holder = 0
+  }
+
   /// With SIGCHLD ignored, children are reaped by the kernel and waitpid
   /// fails: that must never read as the lock screen's exit 0.
   @Test func aCallerIgnoringSIGCHLDCannotTurnAKilledLockScreenIntoAnUnlock() throws {

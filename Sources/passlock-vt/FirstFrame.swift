@@ -1,0 +1,75 @@
+import CLinux
+import Glibc
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+/// The holder paints the lock screen's first frame itself, on the lock VT
+/// before it comes on screen: the lock screen is a second program start
+/// (its C library's start-up alone is most of a millisecond here), and the
+/// session is then never followed by a blank VT. Painted only from what the
+/// lock screen would draw that first frame from, and only when the holder
+/// can know all of it without interpreting anything a user wrote beyond
+/// the status cache: the system's configuration (root's own files), the
+/// caller's status cache (read as the caller: display only, as for the lock
+/// screen) and the language and NO_COLOR from the environment. A user who
+/// has a configuration of their own gets the lock screen's frame only.
+/// The lock screen starts after it, redraws the same frame and takes the
+/// keys typed meanwhile (the VT is in its raw mode: nothing echoes).
+enum FirstFrame {
+  /// Paints on the lock VT `fd` for `caller`; false when it leaves the
+  /// frame to the lock screen.
+  static func paint(on fd: Int32, for caller: uid_t) -> Bool {
+    guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return false }
+    var size = winsize()
+    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0, LockTerminal.makeRaw(fd) else {
+      return false
+    }
+    let bytes = frame(status, width: Int(size.ws_col), height: Int(size.ws_row))
+    return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
+  }
+
+  /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s
+  /// opening, then the frame as `PasscodeOverlay` draws it from a cached
+  /// status (`Commands.lock`, `PreparedOverlay.overlay`, `offerExternal`).
+  static func frame(_ status: StoreStatus, width: Int, height: Int) -> [UInt8] {
+    let appearance = LockAppearance(config: systemConfiguration(), locale: locale(), noColor: noColor())
+    let renderer = appearance.renderer(linuxConsole: true)
+    let now = Int64(monotonicNanoseconds() / 1_000_000)
+    var screen = LockScreen(
+      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: now)
+    screen.revealLastDigit = renderer.theme.revealLastDigit
+    _ = screen.start()
+    var context = LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(status.user))
+    if let external = appearance.external, status.externalRefusal.isEmpty { context.externalKey = external.label }
+    let (grid, _) = renderer.render(screen, context, now: now, width: width, height: height)
+    return Array((LockTerminal.opening(linuxConsole: true) + grid.render(over: nil, color: renderer.capabilities.color)).utf8)
+  }
+
+  /// Whether the caller has a passlock.conf or drop-in directory of their
+  /// own (access(2) asks as the real uid: the caller).
+  static func userHasConfiguration() -> Bool {
+    guard let directory = ConfigLoader.userDirectory() else { return false }
+    return access(directory + "/passlock.conf", F_OK) == 0 || access(directory + "/passlock.conf.d", F_OK) == 0
+  }
+
+  /// /etc/passlock's files (a test's own directory only for root). A file
+  /// that does not parse gives the defaults, as in the lock screen.
+  static func systemConfiguration() -> Config {
+    let directory = getuid() == 0 ? environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } : nil
+    return (try? ConfigLoader.load(ConfigLoader.files(in: directory ?? "/etc/passlock"))) ?? Config()
+  }
+
+  /// The caller's status cache, opened and read with the caller's file
+  /// access rights (no root file can be read through a link there).
+  static func cachedStatus(of caller: uid_t) -> StoreStatus? {
+    let previous = passlock_set_file_access_uid(caller)
+    defer { _ = passlock_set_file_access_uid(uid_t(previous)) }
+    return StatusCache.read(owner: caller, tidying: false)
+  }
+
+  /// As the lock screen chooses its language (`OverlayRunner` passes it these).
+  static func locale() -> String? { environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG") }
+  static func noColor() -> Bool { environment("NO_COLOR").map { !$0.isEmpty } ?? false }
+}
