@@ -41,8 +41,13 @@ public func wallClockText() -> String {
 }
 
 /// "user@host", as the lock screen's status line names whose screen it is.
+/// Without control characters: the name may come from the (user-written)
+/// status cache, and the line goes to a terminal as it is.
 public func userAtHost(_ user: String) -> String {
   var host = [CChar](repeating: 0, count: 256)
   gethostname(&host, host.count - 1)
-  return user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  let text = user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  var printable = ""
+  printable.unicodeScalars.append(contentsOf: text.unicodeScalars.filter { $0.value >= 0x20 && !(0x7f...0x9f).contains($0.value) })
+  return printable
 }

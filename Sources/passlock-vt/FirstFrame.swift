@@ -15,16 +15,15 @@ import PasslockPOSIX
 /// screen) and the language and NO_COLOR from the environment. A user who
 /// has a configuration of their own gets the lock screen's frame only.
 /// The lock screen starts after it, redraws the same frame and takes the
-/// keys typed meanwhile (the VT is in its raw mode: nothing echoes).
+/// keys typed meanwhile (the holder puts the VT in its raw mode first:
+/// nothing echoes).
 enum FirstFrame {
   /// Paints on the lock VT `fd` for `caller`; false when it leaves the
   /// frame to the lock screen.
   static func paint(on fd: Int32, for caller: uid_t) -> Bool {
     guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return false }
     var size = winsize()
-    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0, LockTerminal.makeRaw(fd) else {
-      return false
-    }
+    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return false }
     let bytes = frame(status, width: Int(size.ws_col), height: Int(size.ws_row))
     return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
   }
@@ -47,11 +46,16 @@ enum FirstFrame {
     return Array((LockTerminal.opening(linuxConsole: true) + grid.render(over: nil, color: renderer.capabilities.color)).utf8)
   }
 
-  /// Whether the caller has a passlock.conf or drop-in directory of their
-  /// own (access(2) asks as the real uid: the caller).
+  /// Whether the caller may have a passlock.conf or drop-in directory of
+  /// their own: anything but "no such file" for either (access(2) asks as
+  /// the real uid: the caller; a path the caller cannot search makes the
+  /// lock screen fall back to the defaults, which the holder cannot tell).
   static func userHasConfiguration() -> Bool {
     guard let directory = ConfigLoader.userDirectory() else { return false }
-    return access(directory + "/passlock.conf", F_OK) == 0 || access(directory + "/passlock.conf.d", F_OK) == 0
+    for path in [directory + "/passlock.conf", directory + "/passlock.conf.d"] {
+      if access(path, F_OK) == 0 || errno != ENOENT { return true }
+    }
+    return false
   }
 
   /// /etc/passlock's files (a test's own directory only for root). A file
@@ -64,8 +68,8 @@ enum FirstFrame {
   /// The caller's status cache, opened and read with the caller's file
   /// access rights (no root file can be read through a link there).
   static func cachedStatus(of caller: uid_t) -> StoreStatus? {
-    let previous = passlock_set_file_access_uid(caller)
-    defer { _ = passlock_set_file_access_uid(uid_t(previous)) }
+    let previous = passlock_set_file_access_uid(caller)  // (x86_64: the 32-bit uid call)
+    defer { _ = passlock_set_file_access_uid(uid_t(bitPattern: previous)) }
     return StatusCache.read(owner: caller, tidying: false)
   }
 

@@ -14,7 +14,7 @@ enum OverlayRunner {
   /// Only what the lock screen needs; everything else is dropped.
   static let keptVariables = [
     "LANG", "LC_ALL", "LC_MESSAGES", "NO_COLOR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HOME",
-    "PASSLOCK_STATE_DIR", "PASSLOCK_HASH_COST", "PASSLOCK_PAM_CONFIG_DIR", "PASSLOCK_AUTH",
+    "PASSLOCK_STATE_DIR", "PASSLOCK_HASH_COST", "PASSLOCK_PAM_CONFIG_DIR", "PASSLOCK_AUTH", "PASSLOCK_SYSTEM_CONFIG_DIR",
   ]
 
   /// Starts one lock screen on `tty` as the caller, with a reduced

@@ -127,8 +127,12 @@ func holdConsole() -> Never {
   // what refusing to lock would have done, and nothing typed reaches either
   // answer. Over a lock that a killed holder left, both come first: giving
   // back would undo that lock too.
-  // The first frame is painted here, before the lock screen starts (so the
-  // two never write at once), when the holder can know it (FirstFrame).
+  // The lock screen's raw mode before the VT is on screen: a key typed at it
+  // neither echoes nor waits for Enter, and the first lock screen keeps it
+  // (it was typed at the lock). Then the first frame, painted before the
+  // lock screen starts (so the two never write at once), when the holder
+  // can know it (FirstFrame).
+  _ = LockTerminal.makeRaw(prepared.fd)
   _ = FirstFrame.paint(on: prepared.fd, for: caller)
   let first: (pid: pid_t, ready: Int32)
   do { first = try startOverlay(on: prepared.tty) } catch {
@@ -214,6 +218,9 @@ func holdConsole() -> Never {
       pid = first
       running = nil
     } else {
+      // Keys left from the lock screen that ended, or typed at the emergency
+      // text, are not the next one's passcode.
+      tcflush(lockFD, TCIFLUSH)
       do {
         let overlay = try startOverlay(on: holder.lockTTY)
         pid = overlay.pid

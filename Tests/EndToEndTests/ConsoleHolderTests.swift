@@ -314,6 +314,24 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == session.number)
   }
 
+  /// The lock screen keeps what was typed on its VT before it ran, but a
+  /// lock screen that replaces one that ended does not inherit that one's
+  /// unread keys: the holder drops them before the restart.
+  @Test func keysTheKilledLockScreenLeftUnreadAreNotTheNextOnes() throws {
+    let lockVT = try lock()
+    let first = try #require(overlays().first)
+    kill(first, SIGSTOP)
+    type("25", on: lockVT)
+    kill(first, SIGKILL)
+    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    waitFor("its frame") { screen(lockVT).contains("Enter Passcode") }
+    usleep(200_000)
+    #expect(screen(lockVT).contains("○  ○  ○  ○"), "nothing entered: \(screen(lockVT))")
+    type("2580", on: lockVT)
+    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode unlocks, no stray digit before it")
+    holder = 0
+  }
+
   /// A user with a configuration of their own (which the holder does not
   /// read as root) gets the lock screen's frame only: the lock VT is blank
   /// until the lock screen draws.
