@@ -46,8 +46,18 @@ public func wallClockText() -> String {
 public func userAtHost(_ user: String) -> String {
   var host = [CChar](repeating: 0, count: 256)
   gethostname(&host, host.count - 1)
-  let text = user + "@" + String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  var printable = ""
-  printable.unicodeScalars.append(contentsOf: text.unicodeScalars.filter { $0.value >= 0x20 && !(0x7f...0x9f).contains($0.value) })
-  return printable
+  let bytes = Array(user.utf8) + [UInt8(ascii: "@")] + host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+  // C0 and DEL are single bytes; C1 (U+0080–U+009F) is C2 80–C2 9F in UTF-8.
+  var printable: [UInt8] = []
+  var index = 0
+  while index < bytes.count {
+    let byte = bytes[index]
+    if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+      index += 2
+      continue
+    }
+    if byte >= 0x20 && byte != 0x7F { printable.append(byte) }
+    index += 1
+  }
+  return String(decoding: printable, as: UTF8.self)
 }

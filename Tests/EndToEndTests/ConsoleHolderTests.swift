@@ -104,6 +104,13 @@ final class ConsoleHolderTests {
     for var byte in Array(text.utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
   }
 
+  /// The holder exits 0 within 5 s; one that does not is left for deinit to end.
+  func expectUnlocked(_ what: Comment) {
+    let exit = Spawn.wait(holder, seconds: 5)
+    #expect(exit == 0, what)
+    if exit != nil { holder = 0 }
+  }
+
   func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() && Date() < deadline { usleep(5_000) }
@@ -130,9 +137,7 @@ final class ConsoleHolderTests {
     waitFor("a wrong passcode is refused") { screen(lockVT).contains("Passcode didn't match") }
     usleep(400_000)
     type("2580", on: lockVT)
-    let exit = Spawn.wait(holder, seconds: 5)
-    #expect(exit == 0, "the holder exits 0 after the right passcode")
-    holder = 0
+    expectUnlocked("the holder exits 0 after the right passcode")
     #expect(VT.activeConsole() == session.number, "the session's VT is back")
     // The kernel never frees the first console; VT_OPENQRY hands it out when
     // nothing holds it open (after an X server left it, for one).
@@ -287,8 +292,7 @@ final class ConsoleHolderTests {
     #expect(readyByte(ready), "the lock screen's first frame")
     #expect(screen(lockVT) == painted, "the lock screen drew exactly the holder's frame")
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode unlocks")
-    holder = 0
+    expectUnlocked("the passcode unlocks")
     #expect(VT.activeConsole() == session.number)
   }
 
@@ -309,8 +313,7 @@ final class ConsoleHolderTests {
     usleep(50_000)
     #expect(screen(lockVT) == painted, "nothing typed shows")
     #expect(readyByte(ready), "the lock screen's first frame")
-    #expect(Spawn.wait(holder, seconds: 5) == 0, "the digits typed before the lock screen started unlock")
-    holder = 0
+    expectUnlocked("the digits typed before the lock screen started unlock")
     #expect(VT.activeConsole() == session.number)
   }
 
@@ -328,8 +331,7 @@ final class ConsoleHolderTests {
     usleep(200_000)
     #expect(screen(lockVT).contains("○  ○  ○  ○"), "nothing entered: \(screen(lockVT))")
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode unlocks, no stray digit before it")
-    holder = 0
+    expectUnlocked("the passcode unlocks, no stray digit before it")
   }
 
   /// A user with a configuration of their own (which the holder does not
@@ -352,8 +354,7 @@ final class ConsoleHolderTests {
     #expect(readyByte(ready), "the lock screen's first frame")
     #expect(screen(lockVT).contains("Enter Passcode"))
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0)
-    holder = 0
+    expectUnlocked("the holder exits 0")
   }
 
   /// With SIGCHLD ignored, children are reaped by the kernel and waitpid
@@ -370,8 +371,7 @@ final class ConsoleHolderTests {
     let screenUp = { self.screen(lockVT).contains("Enter Passcode") }
     waitFor("the new lock screen's frame", screenUp)
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0, "the passcode still unlocks")
-    holder = 0
+    expectUnlocked("the passcode still unlocks")
     #expect(VT.activeConsole() == session.number)
   }
 
@@ -389,8 +389,7 @@ final class ConsoleHolderTests {
     usleep(100_000)
     #expect(VT.activeConsole() == lockVT, "switching is locked again")
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0)
-    holder = 0
+    expectUnlocked("the holder exits 0")
     #expect(VT.activeConsole() == session.number)
   }
 
@@ -432,8 +431,7 @@ final class ConsoleHolderTests {
     let lockVT = try lock()
     #expect(lockVT != staleVT, "a lock VT of its own")
     type("2580", on: lockVT)
-    #expect(Spawn.wait(holder, seconds: 5) == 0)
-    holder = 0
+    expectUnlocked("the holder exits 0")
     #expect(VT.activeConsole() == session.number, "the session's VT is back, not the dead holder's lock VT")
   }
 }
