@@ -133,11 +133,18 @@ func holdConsole() -> Never {
   // lock screen starts (so the two never write at once), when the holder
   // can know it (FirstFrame).
   _ = LockTerminal.makeRaw(prepared.fd)
-  _ = FirstFrame.paint(on: prepared.fd, for: caller)
-  let first: (pid: pid_t, ready: Int32)
-  do { first = try startOverlay(on: prepared.tty) } catch {
-    prepared.abandon(console)
-    fail(error)
+  let painted = FirstFrame.paint(on: prepared.fd, for: caller)
+  // With the holder's frame on the VT, the lock screen is not on the way to
+  // it: it starts once switching is locked, not beside a display server that
+  // is giving up its VT (on two cores its start-up held X's answer up by a
+  // millisecond). Without that frame, or over a stale lock (whose checks come
+  // before the lock), it starts now.
+  var first: (pid: pid_t, ready: Int32)?
+  if !painted || prepared.stale != nil {
+    do { first = try startOverlay(on: prepared.tty) } catch {
+      prepared.abandon(console)
+      fail(error)
+    }
   }
   SwitchPriority.raise()
   // Asked once the console is locked: started before, the gatekeeper would
@@ -148,7 +155,7 @@ func holdConsole() -> Never {
   var check: StatusCheck?
   /// Why the console cannot stay locked (the first lock screen then no
   /// longer runs), or nil once its frame is up and a passcode is set.
-  func lockScreenProblem(_ check: StatusCheck) -> String? {
+  func lockScreenProblem(_ first: (pid: pid_t, ready: Int32), _ check: StatusCheck) -> String? {
     let deadline = monotonicSeconds() + lockStandsWithin
     switch waitForFrame(first.ready, by: deadline) {
     case .drawn: break
@@ -163,8 +170,8 @@ func holdConsole() -> Never {
     stopLockScreen(first.pid)
     return problem
   }
-  if prepared.stale != nil {
-    if let problem = lockScreenProblem(StatusCheck()) {
+  if prepared.stale != nil, let first {
+    if let problem = lockScreenProblem(first, StatusCheck()) {
       prepared.abandon(console)
       fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
     }
@@ -172,17 +179,26 @@ func holdConsole() -> Never {
   // Opened before the lock: a switch right after it is seen, not missed.
   let switches = SwitchWatch()
   let holder: Holder
+  var lateStart: HolderError?
   do {
     holder = try Holder.lock(prepared, console: console, user: caller) {
+      if first == nil {
+        do throws(HolderError) { first = try startOverlay(on: prepared.tty) } catch { lateStart = error }
+      }
       if prepared.stale == nil { check = StatusCheck() }
     }
   } catch {
     check?.cancel()
-    stopLockScreen(first.pid)
+    if let first { stopLockScreen(first.pid) }
     prepared.abandon(console)  // once nothing has the VT open, it can be freed
     fail(error)
   }
   let lockFD = prepared.fd
+  guard let first else {
+    check?.cancel()
+    holder.end(closing: lockFD)
+    fail(lateStart ?? .refused("the lock screen did not start; refusing to lock"))
+  }
   // The caller can stop this process (it is their real uid) between the checks
   // above and the lock: now that switching is locked, check again that the VT
   // we switched away from is theirs and their session still the same one.
@@ -195,7 +211,7 @@ func holdConsole() -> Never {
     fail(.refused("the session on screen changed while locking; refusing to lock"))
   }
   // (`check` is set without a stale lock: Holder.lock runs `whenLocked` before it returns.)
-  if prepared.stale == nil, let problem = lockScreenProblem(check!) {
+  if prepared.stale == nil, let problem = lockScreenProblem(first, check!) {
     holder.end(closing: lockFD)
     fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
   }
