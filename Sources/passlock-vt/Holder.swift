@@ -16,8 +16,8 @@ struct Holder {
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
   /// A VT of its own, allocated and opened, owned by the user; nothing on
-  /// screen has changed yet. The first lock screen is started on it just
-  /// before the switch; its frame usually follows on the locked VT.
+  /// screen has changed yet. The holder's first frame, or the first lock
+  /// screen started just before the switch, is on it when it comes on screen.
   struct Prepared {
     let vt: Int32
     let fd: Int32
@@ -92,6 +92,9 @@ struct Holder {
         try? console.lockSwitching()
       } else {
         console.unlockSwitching()
+        // The session back on screen if the switch went through (a lock that
+        // failed after it must not leave the lock VT there, unlocked).
+        if console.active() == prepared.vt { try? console.switchTo(original) }
         unlink(stateFile)
       }
       throw error  // the caller ends the lock screen, then abandons the VT

@@ -44,7 +44,7 @@ if arguments == ["--release"] {
   exit(0)
 }
 
-/// The running lock screen, for the SIGUSR1 handler (written before each
+/// The running lock screen, for the SIGUSR1 handler (written after each
 /// spawn, read in the handler: a plain aligned word).
 nonisolated(unsafe) var currentOverlay: pid_t = 0
 // passlockd sends SIGUSR1 after resume: the lock screen draws itself again.
@@ -117,10 +117,9 @@ func holdConsole() -> Never {
   } catch {
     fail(error)
   }
-  // The lock VT comes on screen as soon as the first lock screen runs, before
-  // it draws: the session is hidden a lock screen's start-up sooner (physlock
-  // too switches first), with the holder's frame on it or the lock screen's
-  // following on the locked VT. The lock
+  // The lock VT comes on screen with the holder's frame on it, or as soon as
+  // the first lock screen runs, before it draws: the session is hidden a lock
+  // screen's start-up sooner (physlock too switches first). The lock
   // stands only once that frame is up and the holder's own status check says
   // a passcode is set (the lock screen may draw from a cached status). If not,
   // the console is given back at once, before the daemon hears of a lock:
@@ -140,7 +139,8 @@ func holdConsole() -> Never {
   // millisecond). Without that frame, or over a stale lock (whose checks come
   // before the lock), it starts now.
   var first: (pid: pid_t, ready: Int32)?
-  if !painted || prepared.stale != nil {
+  let startsOnceLocked = painted && prepared.stale == nil
+  if !startsOnceLocked {
     do { first = try startOverlay(on: prepared.tty) } catch {
       prepared.abandon(console)
       fail(error)
@@ -170,7 +170,11 @@ func holdConsole() -> Never {
     stopLockScreen(first.pid)
     return problem
   }
-  if prepared.stale != nil, let first {
+  if prepared.stale != nil {
+    guard let first else {
+      prepared.abandon(console)
+      fail(.refused("the lock screen did not start; refusing to lock"))
+    }
     if let problem = lockScreenProblem(first, StatusCheck()) {
       prepared.abandon(console)
       fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
@@ -182,10 +186,13 @@ func holdConsole() -> Never {
   var lateStart: HolderError?
   do {
     holder = try Holder.lock(prepared, console: console, user: caller) {
-      if first == nil {
+      // Two spawns, each waiting for its child's exec, before the settle
+      // watch: a raced switch is taken back that much later (SwitchWatch
+      // still sees it).
+      if startsOnceLocked {
         do throws(HolderError) { first = try startOverlay(on: prepared.tty) } catch { lateStart = error }
       }
-      if prepared.stale == nil { check = StatusCheck() }
+      if prepared.stale == nil && lateStart == nil { check = StatusCheck() }
     }
   } catch {
     check?.cancel()
