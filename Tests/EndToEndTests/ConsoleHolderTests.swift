@@ -296,6 +296,29 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == session.number)
   }
 
+  /// The holder's own frame is not a lock: a lock screen that never draws
+  /// (here one that does not start for 30 s) gives the console back after
+  /// the 10 s bound, and the holder says why.
+  @Test func aLockScreenThatNeverDrawsGivesTheConsoleBackDespiteTheHoldersFrame() throws {
+    cacheAStatusWithAPasscode()
+    let holderPath = try holderWithASlowLockScreen(delay: 30)
+    let ready = try startHolder(holderPath)
+    let started = Date()
+    waitFor("the holder's frame on the lock VT", seconds: 2) {
+      VT.activeConsole() != session.number && screen(Int32(VT.activeConsole())).contains("Enter Passcode")
+    }
+    #expect(!readyByte(ready, seconds: 20), "no ready byte: the lock never stood")
+    let exit = Spawn.wait(holder, seconds: 5)
+    #expect(exit == 1, "the holder refuses the lock")
+    if exit != nil { holder = 0 }
+    let took = Date().timeIntervalSince(started)
+    #expect(took >= 9.5 && took < 20, "given back after the 10 s bound: \(took) s")
+    #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
+    #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
+    try Self.activate(Int32(original))
+    #expect(VT.activeConsole() == original, "switching is not locked")
+  }
+
   /// Keys typed at the holder's frame, before the lock screen runs, show
   /// nothing (the VT is already in the lock screen's raw mode) and are not
   /// lost: the lock screen reads them as typed at it.
