@@ -14,9 +14,16 @@ public enum ConfigLoader {
     return configHome.map { $0 + "/passlock" }
   }
 
+  public static let defaultSystemDirectory = "/etc/passlock"
+
+  /// /etc/passlock, or PASSLOCK_SYSTEM_CONFIG_DIR (tests; the setuid holder
+  /// honours it for root only).
+  public static func systemDirectory() -> String {
+    environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? defaultSystemDirectory
+  }
+
   public static func files() -> [String] {
-    let system = environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock"
-    return files(in: system) + (userDirectory().map { files(in: $0) } ?? [])
+    files(in: systemDirectory()) + (userDirectory().map { files(in: $0) } ?? [])
   }
 
   /// One directory's passlock.conf and its drop-ins.

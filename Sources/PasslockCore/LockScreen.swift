@@ -100,6 +100,14 @@ public struct LockScreen: Sendable {
     if lockedOut { notice = .accountPasswordRequired }
   }
 
+  /// The unlock screen for the gatekeeper's `status` (cached or answered).
+  public init(unlocking status: StoreStatus, revealLastDigit: Bool = true, now: Int64) {
+    self.init(
+      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
+      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
+      revealLastDigit: revealLastDigit, now: now)
+  }
+
   /// Call once after creating a locked-out lock screen: opens the password field.
   public mutating func start() -> [Effect] {
     lockedOut && offersAccountPassword ? openPassword() : []

@@ -32,13 +32,10 @@ enum FirstFrame {
   /// opening, then the frame as `PasscodeOverlay` draws it from a cached
   /// status (`Commands.lock`, `PreparedOverlay.overlay`, `offerExternal`).
   static func frame(_ status: StoreStatus, width: Int, height: Int) -> [UInt8] {
-    let appearance = LockAppearance(config: systemConfiguration(), locale: locale(), noColor: noColor())
+    let appearance = LockAppearance(configuredBy: systemConfiguration())
     let renderer = appearance.renderer(linuxConsole: true)
     let now = Int64(monotonicNanoseconds() / 1_000_000)
-    var screen = LockScreen(
-      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
-      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: now)
-    screen.revealLastDigit = renderer.theme.revealLastDigit
+    var screen = LockScreen(unlocking: status, revealLastDigit: renderer.theme.revealLastDigit, now: now)
     _ = screen.start()
     var context = LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(status.user))
     if let external = appearance.external, status.externalRefusal.isEmpty { context.externalKey = external.label }
@@ -61,8 +58,8 @@ enum FirstFrame {
   /// /etc/passlock's files (a test's own directory only for root). A file
   /// that does not parse gives the defaults, as in the lock screen.
   static func systemConfiguration() -> Config {
-    let directory = getuid() == 0 ? environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } : nil
-    return (try? ConfigLoader.load(ConfigLoader.files(in: directory ?? "/etc/passlock"))) ?? Config()
+    let directory = getuid() == 0 ? ConfigLoader.systemDirectory() : ConfigLoader.defaultSystemDirectory
+    return (try? ConfigLoader.load(ConfigLoader.files(in: directory))) ?? Config()
   }
 
   /// The caller's status cache, opened and read with the caller's file
@@ -72,8 +69,4 @@ enum FirstFrame {
     defer { _ = passlock_set_file_access_uid(uid_t(bitPattern: previous)) }
     return StatusCache.read(owner: caller, tidying: false)
   }
-
-  /// As the lock screen chooses its language (`OverlayRunner` passes it these).
-  static func locale() -> String? { environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG") }
-  static func noColor() -> Bool { environment("NO_COLOR").map { !$0.isEmpty } ?? false }
 }

@@ -62,9 +62,7 @@ extension Commands {
       do { answer = .success(try pending!.finish { _, _, _ in false }) } catch { answer = .failure(error) }
       status = try confirm(answer)
     }
-    var screen = LockScreen(
-      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
-      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired, now: PasscodeOverlay.now())
+    var screen = LockScreen(unlocking: status, now: PasscodeOverlay.now())
     let overlay = prepared.overlay(
       screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
@@ -128,9 +126,7 @@ extension Commands {
     }
     SignalPipe.install(
       ignoring: [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGTTOU, SIGTTIN], watching: [SIGWINCH, SIGHUP, SIGUSR1])
-    let appearance = LockAppearance(
-      config: config, locale: environment("LC_ALL") ?? environment("LC_MESSAGES") ?? environment("LANG"),
-      noColor: environment("NO_COLOR").map { !$0.isEmpty } ?? false)
+    let appearance = LockAppearance(configuredBy: config)
     let renderer = appearance.renderer(linuxConsole: terminal.isLinuxConsole)
     let external = appearance.external
     return PreparedOverlay(terminal: terminal, renderer: renderer, external: external)

@@ -247,10 +247,7 @@ final class PasscodeOverlay {
       return false
     }
     let now = Self.now()
-    screen = LockScreen(
-      flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
-      retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
-      revealLastDigit: screen.revealLastDigit, now: now)
+    screen = LockScreen(unlocking: status, revealLastDigit: screen.revealLastDigit, now: now)
     context.userAtHost = userAtHost(status.user)
     if status.externalRefusal.isEmpty {
       offerExternal()

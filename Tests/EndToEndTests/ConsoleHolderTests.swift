@@ -67,22 +67,12 @@ final class ConsoleHolderTests {
   /// frame is up. `ignoringChildren`: as a caller that set SIGCHLD to SIG_IGN
   /// (which survives exec) would start it.
   func lock(ignoringChildren: Bool = false) throws -> Int32 {
-    var ready: [Int32] = [0, 0]
-    pipe(&ready)
-    let command = [Harness.binDirectory + "/passlock-vt", "--vt", String(session.number), "--ready-fd", "3"]
     let ignoring = [
       "/usr/bin/python3", "-c",
       "import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])",
     ]
-    holder = try #require(
-      Spawn.start(
-        (ignoringChildren ? ignoring : []) + command, environment: h.environment,
-        descriptors: [(parent: ready[1], child: Int32(3))]))
-    close(ready[1])
-    var byte: UInt8 = 0
-    var poller = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
-    #expect(poll(&poller, 1, 10_000) == 1 && read(ready[0], &byte, 1) == 1, "the ready byte after the first frame")
-    close(ready[0])
+    let ready = try startHolder(through: ignoringChildren ? ignoring : [])
+    #expect(readyByte(ready), "the ready byte after the first frame")
     return Int32(VT.activeConsole())
   }
 
@@ -243,13 +233,14 @@ final class ConsoleHolderTests {
     return directory + "/passlock-vt"
   }
 
-  /// Starts `holderPath` for the session VT; its ready pipe's read end.
-  func startHolder(_ holderPath: String) throws -> Int32 {
+  /// Starts `holderPath` for the session VT (run by `launcher`, when given);
+  /// its ready pipe's read end.
+  func startHolder(_ holderPath: String = Harness.binDirectory + "/passlock-vt", through launcher: [String] = []) throws -> Int32 {
     var ready: [Int32] = [0, 0]
     pipe(&ready)
     holder = try #require(
       Spawn.start(
-        [holderPath, "--vt", String(session.number), "--ready-fd", "3"], environment: h.environment,
+        launcher + [holderPath, "--vt", String(session.number), "--ready-fd", "3"], environment: h.environment,
         descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     return ready[0]
@@ -260,6 +251,16 @@ final class ConsoleHolderTests {
     var byte: UInt8 = 0
     var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
     return poll(&poller, 1, seconds * 1000) == 1 && read(fd, &byte, 1) == 1
+  }
+
+  /// The lock VT, once it is on screen showing the passcode screen within `seconds`.
+  func lockVTShowingThePasscodeScreen(_ what: String, seconds: Double) -> Int32 {
+    var lockVT: Int32 = 0
+    waitFor(what, seconds: seconds) {
+      lockVT = Int32(VT.activeConsole())
+      return lockVT != session.number && screen(lockVT).contains("Enter Passcode")
+    }
+    return lockVT
   }
 
   /// Keeps a test that compares two frames a second apart off a minute's
@@ -279,11 +280,7 @@ final class ConsoleHolderTests {
     awayFromAMinutesEnd()
     let ready = try startHolder(try holderWithASlowLockScreen(delay: 1.5))
     let started = Date()
-    var lockVT: Int32 = 0
-    waitFor("a lock VT on screen with the passcode screen", seconds: 1) {
-      lockVT = Int32(VT.activeConsole())
-      return lockVT != session.number && screen(lockVT).contains("Enter Passcode")
-    }
+    let lockVT = lockVTShowingThePasscodeScreen("a lock VT on screen with the passcode screen", seconds: 1)
     #expect(Date().timeIntervalSince(started) < 1.2, "painted before the lock screen started")
     let painted = screen(lockVT)
     #expect(painted.contains("root@"), "the status line as the lock screen draws it")
@@ -304,9 +301,7 @@ final class ConsoleHolderTests {
     let holderPath = try holderWithASlowLockScreen(delay: 30)
     let ready = try startHolder(holderPath)
     let started = Date()
-    waitFor("the holder's frame on the lock VT", seconds: 2) {
-      VT.activeConsole() != session.number && screen(Int32(VT.activeConsole())).contains("Enter Passcode")
-    }
+    _ = lockVTShowingThePasscodeScreen("the holder's frame on the lock VT", seconds: 2)
     #expect(!readyByte(ready, seconds: 20), "no ready byte: the lock never stood")
     let exit = Spawn.wait(holder, seconds: 5)
     #expect(exit == 1, "the holder refuses the lock")
@@ -326,11 +321,7 @@ final class ConsoleHolderTests {
     cacheAStatusWithAPasscode()
     awayFromAMinutesEnd()
     let ready = try startHolder(try holderWithASlowLockScreen(delay: 1))
-    var lockVT: Int32 = 0
-    waitFor("the holder's frame", seconds: 0.9) {
-      lockVT = Int32(VT.activeConsole())
-      return lockVT != session.number && screen(lockVT).contains("Enter Passcode")
-    }
+    let lockVT = lockVTShowingThePasscodeScreen("the holder's frame", seconds: 0.9)
     let painted = screen(lockVT)
     type("2580", on: lockVT)
     usleep(50_000)
