@@ -12,7 +12,8 @@ import PasslockStore
 //                                   [store_dir=/var/lib/passlock] [helper=/usr/bin/passlock-auth]
 //
 // PAM_AUTHINFO_UNAVAIL wherever the passcode does not apply (no passcode, a
-// remote login, a token that is not a passcode), so a `sufficient` line falls
+// remote login, a process of another user asking for it, a token that is
+// not a passcode: PasscodeOffer has the rule), so a `sufficient` line falls
 // through to the next module. A running delay or a lockout is PAM_MAXTRIES
 // with the reason as an error message. A root host reads the system store
 // itself; a user process asks passlock-auth, as pam_unix asks unix_chkpwd.
@@ -78,15 +79,18 @@ struct PasscodeModule {
 
   func authenticate() -> Int32 {
     guard let user = pam.user() else { return PAMCode.userUnknown }
-    if let host = pam.item(PAMModuleHandle.remoteHostItem), !host.isEmpty, !Self.isLocal(host), !options.allowRemote {
-      debug("remote host \(host): the passcode does not apply")
-      return PAMCode.unavailable
+    // Only for the person the passcode belongs to, at this machine
+    // (PasscodeOffer says who that is, and why).
+    let target = Account.lookup(name: user)
+    let session = LogindStateFiles.sessionOfThisProcess().flatMap(LogindStateFiles.session)
+    let offer = PasscodeOffer.decide(
+      realUID: getuid(), targetUID: target?.uid, remoteHost: pam.item(PAMModuleHandle.remoteHostItem),
+      sessionIsRemote: session?.remote ?? false, allowRemote: options.allowRemote)
+    guard offer == .offer, let target else {
+      debug("\(user): \(offer.reason)")
+      return offer == .unknownUser ? PAMCode.userUnknown : PAMCode.unavailable
     }
-    return geteuid() == 0 ? verifyDirectly(user) : verifyThroughHelper(user)
-  }
-
-  static func isLocal(_ host: String) -> Bool {
-    host == "localhost" || host == "127.0.0.1" || host == "::1" || host.hasPrefix(":")  // X display names
+    return geteuid() == 0 ? verifyDirectly(target.name) : verifyThroughHelper(target.name)
   }
 
   /// The token, if it can be a passcode at all (a password typed for another
@@ -112,6 +116,10 @@ struct PasscodeModule {
       var secret = Secret()
       if let rc = passcode(into: &secret) { return rc }
       return code(for: try store.verify(secret, now: wallClockSeconds()))
+    } catch let error as StoreError where PasscodeStore.isBusy(error) {
+      // Held past its deadline by another process: the password still works.
+      pam.log(LOG_WARNING, "passcode store: \(error)")
+      return PAMCode.unavailable
     } catch {
       pam.log(LOG_ERR, "passcode store: \(error)")
       return PAMCode.unavailable
