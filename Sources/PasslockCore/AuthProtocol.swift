@@ -81,6 +81,8 @@ public enum AuthProtocol {
     case externalFailed = 9
     /// The external path is off until the next passcode success (or never offered now).
     case externalDisabled = 10
+    /// The store's lock was held past its deadline by another process: nothing was checked or counted.
+    case storeBusy = 11
     case delayed = 75
     case accountPasswordRequired = 77
   }

@@ -18,6 +18,8 @@ public enum CommandFailure: Error, Equatable, Sendable {
   case refused(String)
   // 70: the gatekeeper could not run, or broke its protocol.
   case gatekeeper(String)
+  // 73: another process holds the store (past the deadline); try again.
+  case storeBusy(String)
   // 74: the store cannot be used as it is (world-readable, corrupt…); the
   // gatekeeper's message says how to fix it.
   case store(String)
@@ -47,7 +49,7 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .terminalGone: return "The terminal went away; nothing was changed."
     case .daemonNotRunning: return "passlockd is not running; start it with 'systemctl --user start passlockd'."
     case .daemonRefused(let answer): return "passlockd: \(answer)"
-    case .refused(let text), .gatekeeper(let text), .store(let text), .config(let text): return text
+    case .refused(let text), .gatekeeper(let text), .store(let text), .config(let text), .storeBusy(let text): return text
     case .delayed(let seconds): return Self.tooManyFailures(retryAfterSeconds: seconds)
     case .accountPasswordRequired(let reason):
       let why = reason.map { " (\($0))" } ?? ""
@@ -62,6 +64,7 @@ public enum CommandFailure: Error, Equatable, Sendable {
       .terminalGone, .daemonNotRunning, .daemonRefused, .refused:
       return 2
     case .gatekeeper: return 70
+    case .storeBusy: return 73
     case .store: return 74
     case .delayed: return 75
     case .accountPasswordRequired: return 77
@@ -79,6 +82,7 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .accountPasswordFailed: self = .accountPasswordRejected(message)
     case .externalUnavailable, .externalFailed, .externalDisabled: self = .externalFailed(message)
     case .storeError: self = .store(message ?? "the passcode store cannot be used")
+    case .storeBusy: self = .storeBusy(message ?? "the passcode store is busy; try again")
     case .ok, .mismatch, .delayed, .accountPasswordRequired, .protocolError:
       self = .gatekeeper(message ?? "passlock-auth failed (\(code))")
     }

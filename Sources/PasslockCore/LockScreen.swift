@@ -24,6 +24,8 @@ public struct LockScreen: Sendable {
     case refused(String)
     case accountPasswordRequired
     case accountPasswordRejected(String)
+    /// Nothing was checked: another process holds the store.
+    case storeBusy
   }
 
   /// What the controller must do after an event.
@@ -54,6 +56,8 @@ public struct LockScreen: Sendable {
     case lockedOut(failures: Int)
     /// PAM refused the account password (its message).
     case passwordRejected(String)
+    /// The store was busy: nothing was checked or counted; type it again.
+    case busy
   }
 
   public static let shakeMilliseconds: Int64 = 300
@@ -272,6 +276,10 @@ public struct LockScreen: Sendable {
       lockedOut = true
       notice = .accountPasswordRequired
       return offersAccountPassword ? openPassword() : [.clearEntry]
+    case .busy:
+      // Not a wrong passcode: no shake, nothing counted.
+      notice = .storeBusy
+      return [.clearEntry, .bell]
     case .passwordRejected(let message):
       notice = .accountPasswordRejected(message)
       passwordPrompt = nil

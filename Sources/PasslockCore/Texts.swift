@@ -45,8 +45,11 @@ public struct Texts: Sendable, Equatable {
       return ja ? "試行回数が多すぎます。アカウントのパスワードが必要です" : "Too many attempts: the account password is required"
     case .accountPasswordRejected(let message):
       return (ja ? "パスワードが違います" : "Password not accepted") + (message.isEmpty ? "" : " (\(message))")
+    case .storeBusy: return storeBusy
     }
   }
+
+  public var storeBusy: String { ja ? "パスコードの保存先が使用中です。もう一度どうぞ" : "Passcode store busy. Try again." }
 
   public var externalNotRecognized: String { ja ? "認識できませんでした。もう一度どうぞ" : "Not recognized. Try again." }
 

@@ -97,11 +97,20 @@ public struct SecureDirectory: ~Copyable {
 
   /// flock(2) on the directory: serialises the store's read-modify-writes
   /// between processes. Released by `unlock()` or when the process ends.
-  public func lock() throws(StoreFileError) {
-    guard retryingInterrupts({ flock(fd.rawValue, LOCK_EX) }) == 0 else {
-      throw .system(SystemError("flock", path: path))
+  /// Waits at most `seconds`: a process holding it may be stopped (its owner
+  /// can SIGSTOP their own sudo or gatekeeper mid-write), and nothing that
+  /// needs the store may hang behind it. Then `.busy`.
+  public func lock(within seconds: Double = SecureDirectory.lockDeadlineSeconds) throws(StoreFileError) {
+    let deadline = monotonicSeconds() + seconds
+    while retryingInterrupts({ flock(fd.rawValue, LOCK_EX | LOCK_NB) }) != 0 {
+      guard errno == EWOULDBLOCK else { throw .system(SystemError("flock", path: path)) }
+      guard monotonicSeconds() < deadline else { throw .busy(path) }
+      usleep(5000)  // the holder's work is one file write: ms, not more
     }
   }
+
+  /// How long the store's lock is waited for.
+  public static let lockDeadlineSeconds = 2.0
 
   public func unlock() { _ = flock(fd.rawValue, LOCK_UN) }
 
@@ -122,6 +131,8 @@ public enum StoreFileError: Error, CustomStringConvertible {
   case wrongOwner(String, found: uid_t, expected: uid_t)
   case tooOpen(String, mode: mode_t, wanted: mode_t)
   case malformed(String, reason: String)
+  /// Another process has held the store's lock past the deadline.
+  case busy(String)
   case system(SystemError)
 
   public var description: String {
@@ -138,6 +149,9 @@ public enum StoreFileError: Error, CustomStringConvertible {
       return "\(path) is readable or writable by others (mode \(octal(mode))); run 'chmod \(octal(wanted)) \(path)'"
     case .malformed(let path, let reason):
       return "\(path) is corrupt (\(reason)); it was left untouched. Remove it and set the passcode again, or restore it from a backup"
+    case .busy(let path):
+      return "the passcode store \(path) is busy: another process has held it for over \(Int(SecureDirectory.lockDeadlineSeconds)) s "
+        + "(a stopped sudo or passlock-auth of yours?); try again"
     case .system(let error):
       return error.description
     }

@@ -22,6 +22,9 @@ public struct StoreLocation: Sendable, Equatable {
 public struct PasscodeStore: ~Copyable {
   public static let passcodeFile = "passcode"
   public static let attemptsFile = "attempts"
+  /// The account password succeeded while the store was busy: the counter is
+  /// cleared by the next process that holds the lock (ClearingAttempts).
+  public static let pendingClearFile = "clear-pending"
 
   public let location: StoreLocation
   let directory: SecureDirectory
@@ -55,7 +58,19 @@ public struct PasscodeStore: ~Copyable {
     case unusable(String)
   }
 
+  /// The counter as it stands: a pending clear (the account password
+  /// accepted while the store was busy) already counts.
   public func attempts() -> Attempts {
+    let stored = storedAttempts()
+    guard clearIsPending else { return stored }
+    switch stored {
+    case .record(let record): return .record(record.clearingFailures())
+    case .unusable: return .record(.cleared)
+    }
+  }
+
+  /// The counter file itself.
+  func storedAttempts() -> Attempts {
     do {
       guard let text = try directory.read(Self.attemptsFile) else { return .record(.cleared) }
       return .record(try AttemptRecord.parse(text))
@@ -65,6 +80,8 @@ public struct PasscodeStore: ~Copyable {
       return .unusable("\(location.directory)/\(Self.attemptsFile) is corrupt (\((error as? RecordFormatError)?.reason ?? "\(error)"))")
     }
   }
+
+  var clearIsPending: Bool { (try? directory.read(Self.pendingClearFile)) != nil }
 
   public func status(now: Int64, user: String) throws(StoreFileError) -> StoreStatus {
     let record = try passcode()
@@ -158,10 +175,19 @@ public struct PasscodeStore: ~Copyable {
     case accountPasswordRequired(String?)
   }
 
-  /// Runs `body` holding the store's lock (flock on its directory).
+  /// Runs `body` holding the store's lock (flock on its directory, waited
+  /// for at most SecureDirectory.lockDeadlineSeconds: then `.busy`). A clear
+  /// left pending is carried out first.
   func exclusively<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     try wrap { () throws(StoreFileError) in try directory.lock() }
     defer { directory.unlock() }
+    if clearIsPending {
+      switch storedAttempts() {
+      case .record(let record): try write(record.clearingFailures())
+      case .unusable: try write(.cleared)
+      }
+      try wrap { () throws(StoreFileError) in try directory.remove(Self.pendingClearFile) }
+    }
     return try body()
   }
 
@@ -193,12 +219,37 @@ public struct PasscodeStore: ~Copyable {
     }
   }
 
-  /// After the account password: the counter starts again from zero.
-  public func clearAttempts() throws(StoreError) {
-    try exclusively { () throws(StoreError) in
-      guard case .record(let record) = attempts() else { return try write(.cleared) }
-      try write(record.clearingFailures())
+  /// Whether `error` is the store's lock held past its deadline.
+  public static func isBusy(_ error: StoreError) -> Bool {
+    if case .file(.busy) = error { return true }
+    return false
+  }
+
+  /// After the account password: the counter starts again from zero. When
+  /// the store is busy (ClearingAttempts.deferred) the clear is recorded in a
+  /// file of its own, written without the lock (an atomic rename), counted by
+  /// every reader from then on and carried out by the next holder of the
+  /// lock: the password that was accepted still opens the lock screen.
+  @discardableResult
+  public func clearAttempts() throws(StoreError) -> ClearingAttempts {
+    do {
+      try exclusively { () throws(StoreError) in
+        guard case .record(let record) = attempts() else { return try write(.cleared) }
+        try write(record.clearingFailures())
+      }
+      return .cleared
+    } catch .file(.busy) {
+      try wrap { () throws(StoreFileError) in
+        try directory.replace(Self.pendingClearFile, with: "\(wallClockSeconds())\n")
+      }
+      return .deferred
     }
+  }
+
+  public enum ClearingAttempts: Equatable {
+    case cleared
+    /// Recorded, carried out once the store's lock is free.
+    case deferred
   }
 
   /// The external authenticator's verdict on this store: nil when it may run.

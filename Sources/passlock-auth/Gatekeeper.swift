@@ -31,11 +31,13 @@ struct Gatekeeper {
       case .accountPassword:
         guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
         if let failure = accountPassword() { return failure }
-        try store.clearAttempts()
-        return AuthResult(.ok)
+        // A busy store does not keep the accepted password from unlocking:
+        // the counter is cleared once the store is free (clearAttempts).
+        let cleared = try store.clearAttempts()
+        return AuthResult(.ok, cleared == .deferred ? ["counter_cleared": "later"] : [:])
       }
     } catch {
-      return AuthResult(.storeError, message: error.description)
+      return AuthResult(PasscodeStore.isBusy(error) ? .storeBusy : .storeError, message: error.description)
     }
   }
 

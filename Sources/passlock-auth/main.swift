@@ -6,6 +6,9 @@ import PasslockPOSIX
 // It speaks AuthProtocol on stdin/stdout, acts only for its real uid, and
 // exits with the result code it sent.
 
+// The caller's file size limit (with SIGXFSZ ignored) would cut the store's
+// records short mid-write: the counter among them.
+ResourceLimits.liftFileSizeLimit()
 // A client that goes away must not kill us mid-write with SIGPIPE: the write
 // fails with EPIPE instead, after the counter was already persisted.
 signal(SIGPIPE, SIG_IGN)

@@ -300,6 +300,8 @@ final class PasscodeOverlay {
         case .externalUnavailable, .externalDisabled, .noPasscode:
           context.externalKey = nil  // not available here: the key goes
           context.pamMessage = result.message
+        case .storeBusy:
+          context.pamMessage = renderer.texts.storeBusy
         default:
           context.pamMessage = result.message
         }
@@ -411,6 +413,7 @@ final class PasscodeOverlay {
       return .wrong(failures: failures, retryAfterSeconds: retry, lockedOut: required)
     case .delayed(let retry): return .wait(seconds: retry, failures: screen.failedAttempts)
     case .accountPasswordRequired: return .lockedOut(failures: max(screen.failedAttempts, AttemptPolicy.lockoutFailures))
+    case .failed(.storeBusy, _): return .busy
     case .failed(let code, let message): return .refused(message ?? "passlock-auth failed (\(code))")
     }
   }

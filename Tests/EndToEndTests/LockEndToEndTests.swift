@@ -286,3 +286,62 @@ struct AccountPasswordEndToEndTests {
     #expect(stat(cache, &st) != 0, "the wrong cache is gone")
   }
 }
+
+/// A process holding the user's store and stopped there (a user can SIGSTOP
+/// their own sudo or gatekeeper mid-write) stalls nothing: the store's lock
+/// is waited for 2 s, then the check says the store is busy. The account
+/// password still unlocks, and clears the counter once the store is free.
+@Suite(
+  .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux (scripts/install-deps installs it)"))
+final class BusyStoreEndToEndTests {
+  let h = Harness()
+  var holder: pid_t = 0
+
+  deinit { if holder > 0 { kill(holder, SIGKILL) } }
+
+  /// A process that takes the store's lock (flock on its directory), says
+  /// so, and stops itself while holding it.
+  func holdTheStoreStopped() throws {
+    let script =
+      "import fcntl, os, signal, sys\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+      + "open(sys.argv[2], 'w').close()\nos.kill(os.getpid(), signal.SIGSTOP)\n"
+    let marker = h.root + "/held"
+    holder = try #require(Spawn.start(["/usr/bin/python3", "-c", script, h.stateDirectory, marker], environment: h.environment))
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(10_000) }
+    try #require(FileManager.default.fileExists(atPath: marker), "the holder took the lock")
+  }
+
+  @Test func aStoppedHolderOfTheStoreIsBusyNotAHang() throws {
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    #expect(h.passlock("verify", "--stdin", input: "1111\n").status == 1)
+    try holdTheStoreStopped()
+
+    let started = Date()
+    let verify = h.passlock("verify", "--stdin", input: "2580\n")
+    let took = Date().timeIntervalSince(started)
+    #expect(verify.status == 73, "\(verify.stderr)")
+    #expect(verify.stderr.contains("is busy: another process has held it for over 2 s"), "\(verify.stderr)")
+    #expect(took >= 1.9 && took < 5, "answered after the 2 s deadline, not hung: \(took) s")
+
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    t.type("2580")
+    #expect(t.waitFor("Passcode store busy. Try again.", seconds: 6), "the lock screen says so instead of hanging at Checking…")
+    #expect(!t.screen.contains("rc=0"), "still locked")
+    t.keys("Tab")
+    #expect(t.waitFor("Password: ____"))
+    t.type("hunter2")
+    t.keys("Enter")
+    #expect(t.waitFor("rc=0", seconds: 6), "the account password unlocks although the counter cannot be cleared yet")
+
+    kill(holder, SIGKILL)
+    _ = Spawn.wait(holder, seconds: 5)
+    holder = 0
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "the accepted password cleared the counter")
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0)
+    #expect(h.file("clear-pending") == nil, "the pending clear was carried out")
+  }
+}
