@@ -16,13 +16,11 @@ public final class Bus {
   /// Our name on the bus (Hello's answer).
   public private(set) var uniqueName = ""
   private var serial: UInt32 = 0
-  private var input: [UInt8] = []
-  /// recvmsg's buffers, kept: receive() runs on every wake-up and call.
-  private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
-  /// Room for more descriptors than a bus passes with one message (253).
-  private var controlBuffer = [UInt8](repeating: 0, count: 4096)
-  private var inputDescriptors: [Int32] = []
+  /// The socket's receiving side; it owns what is not yet framed.
+  private let input: BusInput
   private var queue: [BusMessage] = []
+  /// The call waiting for its reply: its serial and who may answer it.
+  private var pendingCall: (serial: UInt32, replier: String?)?
   private var matches: [Match] = []
   /// The unique name owning each well-known sender we listen to.
   private var owners: [String: String] = [:]
@@ -40,6 +38,7 @@ public final class Bus {
   public init() throws(BusError) {
     let address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
     fd = try Self.connect(address)
+    input = BusInput(fd: fd)
     let wake: (read: Int32, write: Int32)
     do { wake = try closeOnExecPipe() } catch {
       Glibc.close(fd)
@@ -55,7 +54,8 @@ public final class Bus {
   }
 
   deinit {
-    for descriptor in [fd, wakeFD, wakeWrite] + inputDescriptors { Glibc.close(descriptor) }
+    queue = []
+    for descriptor in [fd, wakeFD, wakeWrite] { Glibc.close(descriptor) }
   }
 
   /// The first `unix:path=` or `unix:abstract=` address in `address`.
@@ -106,11 +106,17 @@ public final class Bus {
     try sendAll(Array("BEGIN\r\n".utf8))
   }
 
-  /// One line of the (blocking, still) authentication exchange.
+  /// One line of the (blocking, still) authentication exchange, within 5 s:
+  /// a bus that never answers must not hold up the daemon's start for ever.
   private func readLine() throws(BusError) -> String {
     var line: [UInt8] = []
     var byte: UInt8 = 0
+    let deadline = monotonicNanoseconds() + 5_000_000_000
     while line.count < 4096 {
+      let now = monotonicNanoseconds()
+      guard now < deadline else { throw BusError(call: "authenticate", code: -ETIMEDOUT) }
+      var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      if poll(&readable, 1, Int32((deadline - now) / 1_000_000 + 1)) == 0 { continue }
       let n = Glibc.read(fd, &byte, 1)
       if n < 0 && errno == EINTR { continue }
       guard n == 1 else { throw BusError(call: "authenticate", code: n == 0 ? -ECONNRESET : -errno) }
@@ -123,6 +129,8 @@ public final class Bus {
     throw BusError(call: "authenticate", code: -EPROTO, message: "line too long")
   }
 
+  /// Sends all of `bytes` within 5 s. A message only partly sent leaves the
+  /// stream unframeable for the bus: then the connection counts as lost.
   private func sendAll(_ bytes: [UInt8]) throws(BusError) {
     var offset = 0
     let deadline = monotonicNanoseconds() + 5_000_000_000
@@ -131,96 +139,55 @@ public final class Bus {
       if n < 0 {
         if errno == EINTR { continue }
         if errno == EAGAIN {
-          guard monotonicNanoseconds() < deadline else { throw BusError(call: "send", code: -ETIMEDOUT) }
+          guard monotonicNanoseconds() < deadline else {
+            if offset > 0 { closed = true }
+            throw BusError(call: "send", code: -ETIMEDOUT)
+          }
           var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
           _ = poll(&writable, 1, 1000)
           continue
         }
+        closed = true
         throw BusError(call: "send", code: -errno)
       }
       offset += n
     }
   }
 
-  /// Reads what the socket has (descriptors too) into `input`; false at the end of the connection.
-  private func receive() -> Bool {
-    while true {
-      var n = 0
-      var descriptors: [Int32] = []
-      receiveBuffer.withUnsafeMutableBytes { data in
-        controlBuffer.withUnsafeMutableBytes { controlBytes in
-          var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
-          withUnsafeMutablePointer(to: &vector) { vectorPointer in
-            var header = msghdr()
-            header.msg_iov = vectorPointer
-            header.msg_iovlen = 1
-            header.msg_control = controlBytes.baseAddress
-            header.msg_controllen = controlBytes.count
-            n = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
-            guard n > 0 else { return }
-            descriptors = Self.passedDescriptors(header)
-            // Descriptors lost to a full control buffer would shift every
-            // later message's: the connection cannot go on.
-            if header.msg_flags & Int32(MSG_CTRUNC) != 0 { n = -2 }
-          }
-        }
-      }
-      if n > 0 {
-        input += receiveBuffer[..<n]
-        inputDescriptors += descriptors
-        continue
-      }
-      for descriptor in descriptors where n < 0 { Glibc.close(descriptor) }
-      if n == -1 && errno == EINTR { continue }
-      if n == -1 && errno == EAGAIN { return true }
+  /// Reads what the socket has; keeps what `wanted` takes. Sets `closed` at
+  /// the end of the connection.
+  private func readInput() {
+    guard !closed else { return }
+    if input.receive({ if wanted($0) { queue.append($0) } }) == .closed { closed = true }
+  }
+
+  /// What is kept of each message read: the reply to the call waiting for
+  /// one (from whom it was sent to), and signals some subscription (or the
+  /// owner bookkeeping) could take. Anything else (a method call to us, a
+  /// signal nobody asked for, a stray reply) is dropped at once, with its
+  /// descriptors.
+  private func wanted(_ message: BusMessage) -> Bool {
+    switch message.kind {
+    case .methodReturn, .error:
+      guard let pendingCall, message.replySerial == pendingCall.serial else { return false }
+      // The bus itself answers for a destination it cannot reach.
+      return pendingCall.replier == nil || message.sender == pendingCall.replier
+        || (message.kind == .error && message.sender == "org.freedesktop.DBus")
+    case .signal:
+      guard let sender = message.sender else { return false }
+      if owners.keys.contains(where: { isOwnerChange(of: $0, message) }) { return true }
+      return matches.contains { $0.interface == message.interface && isOwner(sender, of: $0.sender) }
+    case .methodCall:
       return false
     }
   }
 
-  /// SCM_RIGHTS descriptors in a received message's control data.
-  private static func passedDescriptors(_ header: msghdr) -> [Int32] {
-    var found: [Int32] = []
-    guard let control = header.msg_control, header.msg_controllen >= MemoryLayout<cmsghdr>.size else { return found }
-    var offset = 0
-    while offset + MemoryLayout<cmsghdr>.size <= header.msg_controllen {
-      let message = control.advanced(by: offset).assumingMemoryBound(to: cmsghdr.self).pointee
-      let length = Int(message.cmsg_len)
-      guard length >= MemoryLayout<cmsghdr>.size, offset + length <= header.msg_controllen else { break }
-      if message.cmsg_level == SOL_SOCKET && message.cmsg_type == Int32(SCM_RIGHTS) {
-        let count = (length - MemoryLayout<cmsghdr>.size) / MemoryLayout<Int32>.size
-        let data = control.advanced(by: offset + MemoryLayout<cmsghdr>.size)
-        for i in 0..<count { found.append(data.load(fromByteOffset: i * 4, as: Int32.self)) }
-      }
-      offset += (length + MemoryLayout<Int>.size - 1) / MemoryLayout<Int>.size * MemoryLayout<Int>.size
-    }
-    return found
-  }
-
-  /// Moves every complete message from `input` to the queue: replies, and
-  /// signals some subscription could take. Anything else (a method call to
-  /// us, a signal nobody asked for, a message that does not parse) is
-  /// dropped with its descriptors. Throws only when the stream itself
-  /// cannot be framed any more.
-  private func parseInput() throws(BusError) {
-    var start = 0
-    defer { input.removeFirst(start) }
-    while let length = try Wire.messageLength(input, from: start), input.count - start >= length {
-      defer { start += length }
-      guard let message = try? BusMessage(parsing: input[start..<start + length], descriptors: &inputDescriptors) else {
-        // Its descriptors, if it had any, cannot be told from the next one's.
-        for descriptor in inputDescriptors { Glibc.close(descriptor) }
-        inputDescriptors = []
-        continue
-      }
-      if message.kind == .methodReturn || message.kind == .error || wanted(message) { queue.append(message) }
-    }
-  }
-
-  /// A signal a subscription (or the owner bookkeeping) could take.
-  private func wanted(_ message: BusMessage) -> Bool {
-    guard message.kind == .signal, let sender = message.sender else { return false }
-    if owners.keys.contains(where: { isOwnerChange(of: $0, message) }) { return true }
-    return matches.contains { $0.interface == message.interface && isOwner(sender, of: $0.sender) }
+  /// Who may answer a call to `destination`: a unique name itself, the bus
+  /// for its own name, the owner of a well-known name we follow; nil (any)
+  /// for a name whose owner we do not know.
+  private func replier(for destination: String) -> String? {
+    if destination.hasPrefix(":") || destination == "org.freedesktop.DBus" { return destination }
+    return owners[destination].flatMap { $0.isEmpty ? nil : $0 }
   }
 
   private func ringWake() {
@@ -234,10 +201,7 @@ public final class Bus {
   public func process() -> Bool {
     var drained = [UInt8](repeating: 0, count: 64)
     while Glibc.read(wakeFD, &drained, drained.count) > 0 {}
-    if !closed {
-      if !receive() { closed = true }
-      do { try parseInput() } catch { closed = true }
-    }
+    readInput()
     while !queue.isEmpty {
       let message = queue.removeFirst()
       dispatch(message)
@@ -295,6 +259,8 @@ public final class Bus {
     serial &+= 1
     if serial == 0 { serial = 1 }
     let sent = serial
+    pendingCall = (sent, replier(for: destination))
+    defer { pendingCall = nil }
     try sendAll(
       Wire.methodCall(serial: sent, destination: destination, path: path, interface: interface, member: member, arguments: arguments))
     let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
@@ -317,8 +283,7 @@ public final class Bus {
       guard now < deadline else { throw BusError(call: "\(interface).\(member)", code: -ETIMEDOUT) }
       var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
       _ = poll(&readable, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
-      if !receive() { closed = true }
-      try parseInput()
+      readInput()
     }
   }
 

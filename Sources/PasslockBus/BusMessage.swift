@@ -10,8 +10,10 @@ public final class BusMessage {
   let fields: [UInt8: String]
   let replySerial: UInt32?
   let body: [UInt8]
-  /// Descriptors that came with it; closed with it.
-  let descriptors: [Int32]
+  /// How many descriptors its UNIX_FDS field says came with it.
+  let descriptorCount: Int
+  /// Those descriptors, once BusInput has attached them; closed with it.
+  private(set) var descriptors: [Int32] = []
   private var position = 0
   /// Open containers: an array's end, or a struct's or variant's remaining field types.
   private var containers: [Container] = []
@@ -28,9 +30,9 @@ public final class BusMessage {
   var errorName: String? { fields[Wire.Field.errorName.rawValue] }
   var signature: String { fields[Wire.Field.signature.rawValue] ?? "" }
 
-  /// Parses one whole message; `descriptors` are taken from the front of
-  /// `pending` as its UNIX_FDS field says.
-  init(parsing bytes: ArraySlice<UInt8>, descriptors pending: inout [Int32]) throws(BusError) {
+  /// Parses one whole message; its descriptors are attached afterwards
+  /// (`adopt`), by whoever received them.
+  init(parsing bytes: ArraySlice<UInt8>) throws(BusError) {
     let bytes = Array(bytes)
     guard bytes.count >= 16, let little = Wire.isLittleEndian(bytes[0]) else { throw BusError.malformed("no header") }
     littleEndian = little
@@ -62,12 +64,13 @@ public final class BusMessage {
     let bodyStart = (fieldsEnd + 7) / 8 * 8
     guard bodyStart <= bytes.count else { throw BusError.malformed("header longer than the message") }
     body = Array(bytes[bodyStart...])
-    guard fdCount <= pending.count else { throw BusError.malformed("descriptors missing") }
-    descriptors = Array(pending.prefix(fdCount))
-    pending.removeFirst(fdCount)
+    descriptorCount = fdCount
   }
 
   deinit { for fd in descriptors { close(fd) } }
+
+  /// Takes ownership of the descriptors that came with the message.
+  func adopt(_ fds: [Int32]) { descriptors = fds }
 
   private func reader() -> BusReader { BusReader(bytes: body, position: position, littleEndian: littleEndian) }
 

@@ -41,6 +41,9 @@ func overlayBinary() -> String {
 func runDaemon() -> Never {
   // SIGCHLD reaches the loop through the signal pipe.
   SignalPipe.install(ignoring: [SIGPIPE], watching: [SIGCHLD])
+  // Any bus client can pass us descriptors; running out of them must not be
+  // possible at 1024 (the read side closes what it drops at once, too).
+  ResourceLimits.raiseOpenFileLimit()
   let config: Config
   do {
     config = try ConfigLoader.load()
@@ -56,6 +59,9 @@ func runDaemon() -> Never {
     ControlSocket.start(daemon: daemon)
   } catch {
     Log.error("cannot start: \(error)")
+    // The unit restarts us without a start limit (passlockd.service): a bus
+    // that stays unreachable costs a start a second, not one every 100 ms.
+    sleep(1)
     exit(1)
   }
   withExtendedLifetime(daemon) { loop.run() }

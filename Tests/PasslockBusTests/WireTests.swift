@@ -13,11 +13,10 @@ import Testing
   }
 
   static func parse(_ bytes: [UInt8]) throws(BusError) -> BusMessage {
-    var descriptors: [Int32] = []
     guard let length = try Wire.messageLength(bytes, from: 0), length == bytes.count else {
       throw BusError.malformed("length")
     }
-    return try BusMessage(parsing: bytes[...], descriptors: &descriptors)
+    return try BusMessage(parsing: bytes[...])
   }
 
   @Test func aMethodCallParsesBack() throws {
@@ -66,8 +65,9 @@ import Testing
     #expect(seen.map(\.1) == [1000, 0])
   }
 
-  /// A signal's bytes with `body` of `signature` (as the bus would send it).
-  static func signal(signature: String, body: [UInt8]) -> [UInt8] {
+  /// A signal's bytes with `body` of `signature` (as the bus would send it),
+  /// saying `descriptors` came with it.
+  static func signal(signature: String, body: [UInt8], descriptors: UInt32 = 0, sender: String = ":1.5") -> [UInt8] {
     var message = Wire.Writer()
     message.bytes = [UInt8(ascii: "l"), Wire.Kind.signal.rawValue, 0, 1]
     message.uint32(UInt32(body.count))
@@ -75,12 +75,18 @@ import Testing
     var fields = Wire.Writer()
     for (code, type, value) in [
       (Wire.Field.path, "o", "/org/freedesktop/login1"), (.interface, "s", "org.freedesktop.login1.Manager"),
-      (.member, "s", "ListSessions"), (.sender, "s", ":1.5"), (.signature, "g", signature),
+      (.member, "s", "ListSessions"), (.sender, "s", sender), (.signature, "g", signature),
     ] {
       fields.pad(to: 8)
       fields.byte(code.rawValue)
       fields.signature(type)
       if type == "g" { fields.signature(value) } else { fields.string(value) }
+    }
+    if descriptors > 0 {
+      fields.pad(to: 8)
+      fields.byte(Wire.Field.unixFDs.rawValue)
+      fields.signature("u")
+      fields.uint32(descriptors)
     }
     message.uint32(UInt32(fields.bytes.count))
     message.bytes += fields.bytes
@@ -127,8 +133,7 @@ import Testing
         bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
       }
       guard let length = try? Wire.messageLength(bytes, from: 0), length <= bytes.count else { continue }
-      var descriptors: [Int32] = []
-      guard let message = try? BusMessage(parsing: bytes[..<length], descriptors: &descriptors) else { continue }
+      guard let message = try? BusMessage(parsing: bytes[..<length]) else { continue }
       _ = try? message.enter("a", "(susso)")
       _ = try? message.enter("r", "susso")
       _ = try? message.string()
@@ -158,7 +163,6 @@ import Testing
     func swap(_ at: Int) { little[at..<at + 4].reverse() }
     little[0] = UInt8(ascii: "B")
     for at in [4, 8, 12] { swap(at) }
-    var descriptors: [Int32] = []
     var reader = BusReader(bytes: little, position: 16)
     // Walk the fields as the little-endian original to find the words to swap.
     let fieldsEnd = 16 + Int(Wire.uint32(little, 12, littleEndian: false))
@@ -179,7 +183,7 @@ import Testing
     swap(bodyStart)
     swap(bodyStart + 12)
     #expect(try Wire.messageLength(little, from: 0) == little.count)
-    let message = try BusMessage(parsing: little[...], descriptors: &descriptors)
+    let message = try BusMessage(parsing: little[...])
     #expect(message.member == "Inhibit")
     #expect(try message.string() == "sleep")
     #expect(try message.uint32() == 0x0102_0304)

@@ -1,0 +1,164 @@
+import Glibc
+
+/// The receiving side of the bus socket: recvmsg(2), the descriptors passed
+/// with the bytes, and framing into messages.
+///
+/// Anyone on the system bus may send us unicast signals carrying descriptors,
+/// so every read is parsed as soon as it arrives: each message is offered to
+/// `take`, and the descriptors of a message it does not keep (and of one
+/// that does not parse) are closed before the next read. What is held between
+/// reads is at most the descriptors of one message not yet complete, and
+/// never more than `descriptorCap`. A read whose descriptors did not all
+/// arrive (MSG_CTRUNC: the cap, or the process out of descriptors) costs
+/// only the message they came with: that is not a lost connection.
+///
+/// Which message a descriptor belongs to: the kernel ends a read at the
+/// buffer that carried descriptors, and dbus-daemon sends a message's
+/// descriptors with the message's first bytes. So they belong to the one
+/// message with UNIX_FDS > 0 that starts within that read's bytes.
+final class BusInput {
+  let fd: Int32
+  /// The most descriptors held at once (a read's beyond it are closed).
+  let descriptorCap: Int
+
+  /// Bytes received but not yet framed; `base` is the stream offset of the first.
+  private var bytes: [UInt8] = []
+  private var base = 0
+  private var batches: [Batch] = []
+  private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
+  /// Room for the 253 descriptors (SCM_MAX_FD) one read can carry.
+  private var controlBuffer = [UInt8](repeating: 0, count: 4096)
+
+  /// Descriptors that came with the bytes at stream offsets start..<end.
+  private struct Batch {
+    var start: Int
+    var end: Int
+    var fds: [Int32]
+    /// False when some did not arrive (MSG_CTRUNC) or went over the cap.
+    var whole: Bool
+  }
+
+  init(fd: Int32, descriptorCap: Int = 256) {
+    self.fd = fd
+    self.descriptorCap = descriptorCap
+  }
+
+  deinit { for batch in batches { closeAll(batch.fds) } }
+
+  /// Descriptors held now (waiting for the rest of their message).
+  var heldDescriptors: Int { batches.reduce(0) { $0 + $1.fds.count } }
+
+  enum State { case open, closed }
+
+  /// Reads what the socket has (it is non-blocking; at most `reads` reads, so
+  /// a flood does not keep the caller from its other work) and hands every
+  /// complete message to `take`. `.closed` at the end of the connection or
+  /// when the stream can no longer be framed.
+  func receive(reads: Int = 64, _ take: (BusMessage) -> Void) -> State {
+    for _ in 0..<reads {
+      var n = 0
+      var received: [Int32] = []
+      var truncated = false
+      receiveBuffer.withUnsafeMutableBytes { data in
+        controlBuffer.withUnsafeMutableBytes { control in
+          var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+          withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            var header = msghdr()
+            header.msg_iov = vectorPointer
+            header.msg_iovlen = 1
+            header.msg_control = control.baseAddress
+            header.msg_controllen = control.count
+            n = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
+            guard n >= 0 else { return }
+            received = Self.passedDescriptors(header)
+            truncated = header.msg_flags & Int32(MSG_CTRUNC) != 0
+          }
+        }
+      }
+      if n < 0 {
+        if errno == EINTR { continue }
+        return errno == EAGAIN ? .open : .closed
+      }
+      if n == 0 {
+        closeAll(received)
+        return .closed
+      }
+      let start = base + bytes.count
+      bytes += receiveBuffer[..<n]
+      if !received.isEmpty || truncated {
+        var batch = Batch(start: start, end: start + n, fds: received, whole: !truncated)
+        let room = max(0, descriptorCap - heldDescriptors)
+        if batch.fds.count > room {
+          closeAll(Array(batch.fds[room...]))
+          batch.fds.removeSubrange(room...)
+          batch.whole = false
+        }
+        batches.append(batch)
+      }
+      guard frame(take) else { return .closed }
+    }
+    return .open
+  }
+
+  /// Parses every complete message in `bytes`; false when the stream breaks
+  /// the protocol (nothing after that point can be framed).
+  private func frame(_ take: (BusMessage) -> Void) -> Bool {
+    var offset = 0
+    defer {
+      bytes.removeFirst(offset)
+      base += offset
+      // Descriptors that came with bytes already framed and that no message
+      // claimed are nobody's.
+      let next = base
+      for batch in batches where batch.end <= next { closeAll(batch.fds) }
+      batches.removeAll { $0.end <= next }
+    }
+    while true {
+      let length: Int
+      do {
+        guard let framed = try Wire.messageLength(bytes, from: offset), bytes.count - offset >= framed else { return true }
+        length = framed
+      } catch {
+        return false
+      }
+      let start = base + offset
+      let message = try? BusMessage(parsing: bytes[offset..<offset + length])
+      offset += length
+      guard let message else {
+        // Whatever it carried is closed with the batch it came in.
+        continue
+      }
+      if message.descriptorCount > 0 {
+        guard let index = batches.firstIndex(where: { $0.start <= start && start < $0.end }) else { continue }
+        let batch = batches.remove(at: index)
+        guard batch.whole, batch.fds.count == message.descriptorCount else {
+          closeAll(batch.fds)
+          continue  // its descriptors did not all arrive: it cannot be read
+        }
+        message.adopt(batch.fds)
+      }
+      take(message)  // a message not kept closes its descriptors as it goes
+    }
+  }
+
+  private func closeAll(_ fds: [Int32]) { for descriptor in fds { close(descriptor) } }
+
+  /// SCM_RIGHTS descriptors in a received message's control data.
+  private static func passedDescriptors(_ header: msghdr) -> [Int32] {
+    var found: [Int32] = []
+    guard let control = header.msg_control, header.msg_controllen >= MemoryLayout<cmsghdr>.size else { return found }
+    var offset = 0
+    while offset + MemoryLayout<cmsghdr>.size <= header.msg_controllen {
+      let message = control.advanced(by: offset).assumingMemoryBound(to: cmsghdr.self).pointee
+      let length = Int(message.cmsg_len)
+      guard length >= MemoryLayout<cmsghdr>.size, offset + length <= header.msg_controllen else { break }
+      if message.cmsg_level == SOL_SOCKET && message.cmsg_type == Int32(SCM_RIGHTS) {
+        let count = (length - MemoryLayout<cmsghdr>.size) / MemoryLayout<Int32>.size
+        let data = control.advanced(by: offset + MemoryLayout<cmsghdr>.size)
+        for i in 0..<count { found.append(data.load(fromByteOffset: i * 4, as: Int32.self)) }
+      }
+      offset += (length + MemoryLayout<Int>.size - 1) / MemoryLayout<Int>.size * MemoryLayout<Int>.size
+    }
+    return found
+  }
+}
