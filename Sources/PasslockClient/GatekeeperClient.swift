@@ -30,14 +30,20 @@ public struct GatekeeperClient: Sendable {
   /// drawing while the gatekeeper hashes, and polls `pending.output`.
   /// `terminal` is the terminal the user is at (the lock screen's): the
   /// gatekeeper checks it and names it to PAM as PAM_TTY.
-  /// `environment`: instead of ours (nil).
+  /// `environment`: instead of ours (nil). `asCaller`: a setuid program's
+  /// request starts the gatekeeper with our real ids only
+  /// (POSIX_SPAWN_RESETIDS), so whatever sits at `path` gets no more than the
+  /// caller has; the real gatekeeper is setuid itself and becomes root again.
   public func start(
     _ operation: AuthProtocol.Operation, flags: AuthProtocol.Flags = [], terminal: Int32? = nil, environment: [String]? = nil,
-    sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
+    asCaller: Bool = false, sendSecrets: (FrameChannel) throws(SystemError) -> Void = { _ in }
   ) throws(ClientError) -> PendingRequest {
     guard access(path, X_OK) == 0 else { throw .missingGatekeeper(path) }
     let child: ChildProcess
-    do { child = try ChildProcess.spawn(path, arguments: ["passlock-auth"], terminal: terminal, environment: environment) } catch {
+    do {
+      child = try ChildProcess.spawn(
+        path, arguments: ["passlock-auth"], terminal: terminal, environment: environment, resetIDs: asCaller)
+    } catch {
       throw .io(error)
     }
     let pending = PendingRequest(child: child)

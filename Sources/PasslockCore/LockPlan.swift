@@ -42,16 +42,21 @@ public enum LockPlan: Equatable, Sendable {
   case cannot(String)
 
   /// `consoleMode` is `[Console] Mode`; `canOpen` says whether this user
-  /// can open a terminal for reading and writing.
-  public init(_ session: LogindSession, consoleMode: String, canOpen: (String) -> Bool) {
+  /// can open a terminal for reading and writing. `seatShared`: the console
+  /// holder refused because another user has a session on the seat (a
+  /// console lock would shut them out), so a console login is locked on its
+  /// own terminal instead, as vlock without -a does.
+  public init(_ session: LogindSession, consoleMode: String, seatShared: Bool = false, canOpen: (String) -> Bool) {
+    let onItsVT = session.vtNumber > 0 && (session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical)
     if session.remote {
       self = .remote
-    } else if consoleMode != "direct", session.vtNumber > 0,
-      session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical
-    {
+    } else if consoleMode != "direct", onItsVT, !seatShared {
       self = .virtualConsole(Int32(session.vtNumber))
     } else if session.tty.isEmpty {
-      self = .cannot(session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
+      self = .cannot(
+        seatShared
+          ? "another user has a session on this seat, and a \(session.type) session has no terminal of its own to lock"
+          : session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
     } else if !canOpen(session.tty) {
       self = .cannot("\(session.tty) cannot be opened by this user")
     } else {

@@ -12,9 +12,9 @@ public struct ChildProcess: Sendable {
 
   /// Spawns `path` with `arguments` (argv[0] included); standard error is
   /// shared; `terminal`, if given, is the child's descriptor 3; no other
-  /// descriptor is passed on.
+  /// descriptor is passed on. `resetIDs` as for `launch`.
   public static func spawn(
-    _ path: String, arguments: [String], terminal: Int32? = nil, environment: [String]? = nil
+    _ path: String, arguments: [String], terminal: Int32? = nil, environment: [String]? = nil, resetIDs: Bool = false
   ) throws(SystemError) -> ChildProcess {
     let toChild = try closeOnExecPipe()
     let fromChild: (read: Int32, write: Int32)
@@ -34,7 +34,8 @@ public struct ChildProcess: Sendable {
     let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
     var pid: pid_t = 0
-    let rc = cleanSpawn(&pid, path, arguments, &actions, passingUpTo: terminalCopy >= 0 ? 3 : 2, environment: environment)
+    let rc = cleanSpawn(
+      &pid, path, arguments, &actions, passingUpTo: terminalCopy >= 0 ? 3 : 2, environment: environment, resetIDs: resetIDs)
     if terminalCopy >= 0 { Glibc.close(terminalCopy) }
     Glibc.close(toChild.read)
     Glibc.close(fromChild.write)

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockCore
 import PasslockPOSIX
 
 /// The console holder's way with the kernel's virtual consoles: switching
@@ -172,13 +173,25 @@ enum HolderError: Error, CustomStringConvertible {
   case usage(String)
   case refused(String)
   case system(SystemError)
-  /// The display server on screen does not give up the VT; exit status 3.
+  /// The display server on screen does not give up the VT.
   case stuck(String)
+  /// Another user has a session on the seat.
+  case sharedSeat(String)
 
   var description: String {
     switch self {
-    case .usage(let text), .refused(let text), .stuck(let text): return text
+    case .usage(let text), .refused(let text), .stuck(let text), .sharedSeat(let text): return text
     case .system(let error): return error.description
+    }
+  }
+
+  /// The status passlock-vt exits with (passlockd reads it).
+  var exitStatus: ConsoleHolder.Exit {
+    switch self {
+    case .usage: return .usage
+    case .refused, .system: return .refused
+    case .stuck: return .stuck
+    case .sharedSeat: return .sharedSeat
     }
   }
 }

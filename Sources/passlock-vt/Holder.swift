@@ -1,11 +1,12 @@
 import Glibc
+import PasslockCore
 import PasslockPOSIX
 
 /// One console lock: a VT of its own, switching locked, kernel messages
 /// muted, the lock screen run as the user on it until it exits 0. The record in
 /// `stateFile` lets `--release` undo a lock whose holder was killed.
 struct Holder {
-  static let stateFile = "/run/passlock-vt.state"
+  static let stateFile = ConsoleHolder.statePath
 
   let console: Console
   let originalVT: Int32
@@ -65,7 +66,11 @@ struct Holder {
     let original = stale?.original ?? console.active()
     let knobs = stale?.knobs ?? KernelKnobs.current()
     let holder = Holder(console: console, originalVT: original, lockVT: prepared.vt, knobs: knobs, user: user)
-    State(original: original, lock: prepared.vt, knobs: knobs, holder: getpid()).write()
+    // Nothing is locked that --release could not undo.
+    guard State(original: original, lock: prepared.vt, knobs: knobs, holder: getpid()).write() else {
+      if stale != nil { try? console.lockSwitching() }
+      throw .system(SystemError("write", path: stateFile))
+    }
     do throws(HolderError) {
       try console.switchTo(prepared.vt)
       try console.lockSwitching()
@@ -152,28 +157,35 @@ struct State {
     return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix("/passlock-vt")
   }
 
-  /// Not fsynced: the record is for a holder killed while the machine runs
-  /// (a reboot resets the consoles and empties /run), and other processes
-  /// see a written file at once. An fsync cost 2–3 ms before the switch
-  /// wherever /run is not a tmpfs.
-  func write() {
-    let text = "original=\(original)\nlock=\(lock)\nloglevel=\(knobs.consoleLogLevel)\nsysrq=\(knobs.sysrq ?? "")\nholder=\(holder)\n"
-    let fd = open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { return }
-    _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
-    close(fd)
+  /// The record's last line: a record without it was not written whole.
+  static let end = "end=1\n"
+
+  var serialized: String {
+    "original=\(original)\nlock=\(lock)\nloglevel=\(knobs.consoleLogLevel)\nsysrq=\(knobs.sysrq ?? "")\nholder=\(holder)\n"
+      + State.end
   }
 
-  static func read() -> State? {
-    var st = stat()
-    guard lstat(Holder.stateFile, &st) == 0, st.st_uid == 0, st.st_mode & S_IFMT == S_IFREG,
-      let text = KernelKnobs.read(Holder.stateFile)
-    else { return nil }
-    var fields: [String: String] = [:]
-    for line in text.split(separator: "\n") {
-      guard let equals = line.firstIndex(of: "=") else { continue }
-      fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
+  /// Writes the record; false unless all of it was written. Not fsynced: the
+  /// record is for a holder killed while the machine runs (a reboot resets
+  /// the consoles and empties /run), and other processes see a written file
+  /// at once. An fsync cost 2–3 ms before the switch wherever /run is not a
+  /// tmpfs. (The caller's RLIMIT_FSIZE, which could cut it short, was lifted
+  /// at start: ResourceLimits.)
+  func write() -> Bool {
+    guard let fd = try? FileDescriptor.open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600) else {
+      return false
     }
+    defer { fd.close() }
+    do { try fd.writeAll(serialized) } catch {
+      unlink(Holder.stateFile)
+      return false
+    }
+    return true
+  }
+
+  /// The record, if it is root's and whole (a cut one would restore cut values).
+  static func read() -> State? {
+    guard let fields = RootOwnedFile.keyValues(Holder.stateFile), fields["end"] == "1" else { return nil }
     guard let original = fields["original"].flatMap({ Int32($0) }), let lock = fields["lock"].flatMap({ Int32($0) }),
       let level = fields["loglevel"], !level.isEmpty, level.allSatisfy(\.isNumber)
     else { return nil }

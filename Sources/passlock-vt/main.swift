@@ -13,6 +13,8 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+// The caller's file size limit could cut the state record short.
+ResourceLimits.liftFileSizeLimit()
 // The lock screen runs without TZ (OverlayRunner's environment), and so
 // does the clock the holder paints in its place.
 unsetenv("TZ")
@@ -23,11 +25,10 @@ Glibc.signal(SIGCHLD, SIG_DFL)
 func fail(_ error: HolderError) -> Never {
   if case .usage(let message) = error {
     printError(CLI.usageError(message, usage: "passlock-vt --vt N [--ready-fd FD] | --release", helpCommand: "passlock-vt --help"))
-    exit(64)
+    exit(ConsoleHolder.Exit.usage.rawValue)
   }
   printError("passlock-vt: \(error)\n")
-  if case .stuck = error { exit(3) }
-  exit(1)
+  exit(error.exitStatus.rawValue)
 }
 
 if arguments == ["--help"] {
@@ -49,6 +50,16 @@ if arguments == ["--release"] {
 nonisolated(unsafe) var currentOverlay: pid_t = 0
 // passlockd sends SIGUSR1 after resume: the lock screen draws itself again.
 Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SIGUSR1) } }
+
+/// Why a console lock would shut another user out of their session (see
+/// ActiveSession), or nil when the caller has seat0 to themselves.
+func sharedSeat(_ caller: uid_t) -> HolderError? {
+  let others = ActiveSession.othersOnSeat(besides: caller)
+  guard !others.isEmpty else { return nil }
+  let list = others.map { "\($0.id) (uid \($0.uid)\($0.vt > 0 ? ", VT \($0.vt)" : ""))" }.joined(separator: ", ")
+  return .sharedSeat(
+    "another user has a session on this seat (\(list)); locking the console would shut them out, refusing to lock")
+}
 
 /// Parses the arguments, locks the console and holds it until a lock screen
 /// exits 0. (A function, not top-level code: its state is its own.)
@@ -92,6 +103,7 @@ func holdConsole() -> Never {
       }
       checkedSession = session
     }
+    if let problem = sharedSeat(caller) { fail(problem) }
   }
   // Pre-flight, before the console is touched: never lock a console that only
   // root could open again. Whether a passcode is set and the gatekeeper
@@ -209,13 +221,19 @@ func holdConsole() -> Never {
   // The caller can stop this process (it is their real uid) between the checks
   // above and the lock: now that switching is locked, check again that the VT
   // we switched away from is theirs and their session still the same one.
-  if let session = checkedSession,
-    holder.originalVT != sessionVT || ActiveSession.session(session.id) != session
-  {
-    check?.cancel()
-    stopLockScreen(first.pid)
-    holder.end(closing: lockFD)
-    fail(.refused("the session on screen changed while locking; refusing to lock"))
+  if let session = checkedSession {
+    var problem: HolderError?
+    if holder.originalVT != sessionVT || ActiveSession.session(session.id) != session {
+      problem = .refused("the session on screen changed while locking; refusing to lock")
+    } else {
+      problem = sharedSeat(caller)
+    }
+    if let problem {
+      check?.cancel()
+      stopLockScreen(first.pid)
+      holder.end(closing: lockFD)
+      fail(problem)
+    }
   }
   // (`check` is set without a stale lock: Holder.lock runs `whenLocked` before it returns.)
   if prepared.stale == nil, let problem = lockScreenProblem(first, check!) {

@@ -9,7 +9,9 @@ import PasslockPOSIX
 extension Daemon {
   /// How `session` is locked, or why not (LockPlan decides).
   func plan(_ session: Logind.SessionInfo) -> LockPlan {
-    LockPlan(session, consoleMode: config["Console.Mode"], canOpen: { access($0, R_OK | W_OK) == 0 })
+    LockPlan(
+      session, consoleMode: config["Console.Mode"], seatShared: sharedSeat.contains(session.id),
+      canOpen: { access($0, R_OK | W_OK) == 0 })
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
@@ -100,6 +102,7 @@ extension Daemon {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
     restarts[session.id] = nil
+    sharedSeat.remove(session.id)  // the next lock tries the console again
     logind.setLockedHint(session, false)
     idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
     followIdleHint(session)
@@ -116,7 +119,16 @@ extension Daemon {
       unlocked(session)
       return
     }
-    if status == 3, case .virtualConsole = plan(session) {
+    if status == ConsoleHolder.Exit.sharedSeat.rawValue, case .virtualConsole = plan(session) {
+      // Another user has a session on the seat: the holder would shut them
+      // out. Lock this session on its own terminal instead, at once.
+      sharedSeat.insert(id)
+      Log.warning("session \(id): another user has a session on this seat; locking its own terminal instead of the console")
+      lock(session, reason: "shared seat")
+      releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
+      return
+    }
+    if status == ConsoleHolder.Exit.stuck.rawValue, case .virtualConsole = plan(session) {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.
@@ -145,7 +157,7 @@ extension Daemon {
   func adopt(_ survivor: LockRecords.Survivor, _ session: Logind.SessionInfo) {
     let pid = survivor.pid
     let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
-    let proof = survivor.isConsoleHolder ? "/run/passlock-vt.state" : records?.path(session.id) ?? ""
+    let proof = survivor.isConsoleHolder ? ConsoleHolder.statePath : records?.path(session.id) ?? ""
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
     adopted[session.id] = pid
     logind.setLockedHint(session, true)

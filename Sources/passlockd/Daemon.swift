@@ -39,6 +39,9 @@ final class Daemon {
   var inhibitRetry = 0
   /// Console holders that outlived a previous daemon, by session.
   var adopted: [String: pid_t] = [:]
+  /// Sessions whose console holder refused because another user has a
+  /// session on the seat: locked on their own terminal until unlocked.
+  var sharedSeat: Set<String> = []
   /// Every event source: the bus, children, timers, the control socket.
   let loop: EventLoop
 

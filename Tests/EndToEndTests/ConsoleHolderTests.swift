@@ -76,7 +76,10 @@ final class ConsoleHolderTests {
     return Int32(VT.activeConsole())
   }
 
-  func screen(_ vt: Int32) -> String {
+  func screen(_ vt: Int32) -> String { Self.screen(vt) }
+
+  /// A VT's text (/dev/vcsuN).
+  static func screen(_ vt: Int32) -> String {
     let bytes = VT.FreeConsole.readDevice("/dev/vcsu\(vt)")
     var text = ""
     for i in stride(from: 0, to: bytes.count - 3, by: 4) {

@@ -26,6 +26,14 @@ final class LogindState {
     try write(Self.seat, "IS_SEAT0=1\nCAN_MULTI_SESSION=1\nCAN_TTY=1\nACTIVE=\(id)\nACTIVE_UID=\(uid)\nSESSIONS=\(id)\n")
   }
 
+  /// Another session on seat0 beside the active one (SESSIONS lists both).
+  func add(session id: String, uid: uid_t, vt: Int32, sessionClass: String = "user") throws {
+    try write(
+      Self.sessions + "/" + id, "UID=\(uid)\nUSER=other\nACTIVE=0\nSTATE=online\nTYPE=tty\nCLASS=\(sessionClass)\nSEAT=seat0\nVTNR=\(vt)\n")
+    let seat = try String(contentsOfFile: Self.seat, encoding: .utf8)
+    try write(Self.seat, seat.replacingOccurrences(of: "\nSESSIONS=", with: "\nSESSIONS=\(id) "))
+  }
+
   /// As if logind stopped: no seat file.
   func clear() {
     for path in written { unlink(path) }

@@ -238,6 +238,82 @@ final class SetuidEndToEndTests {
     }
   }
 
+  /// The hijack with a session of their own: the user's session is the
+  /// active one, but another user has a session on the seat too. A console
+  /// lock would lock switching for the whole console and shut them out, so
+  /// the holder refuses (status 4: passlockd then locks the session's own
+  /// terminal). A greeter is not a user's session.
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
+  func aUserCannotLockTheConsoleWhileAnotherUserHasASessionOnTheSeat() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    try onTheUsersConsole { vt, original in
+      let logind = LogindState()
+      try logind.activate(session: "7", uid: uid, vt: vt.number)
+      try logind.add(session: "3", uid: 0, vt: Int32(original))
+      let run = asUser(["\(prefix)/bin/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 4, "\(run.stderr)")
+      #expect(run.stderr.contains("another user has a session on this seat (3 (uid 0, VT \(original)))"), "\(run.stderr)")
+      #expect(VirtualConsoleTests.activeConsole() == vt.number, "the console is untouched")
+      #expect(!FileManager.default.fileExists(atPath: "/run/passlock-vt.state"), "nothing recorded")
+      try ConsoleHolderTests.activate(Int32(original))
+      #expect(VirtualConsoleTests.activeConsole() == original, "switching is not locked")
+      try ConsoleHolderTests.activate(vt.number)
+      // A display manager's greeter on the seat does not count.
+      logind.clear()
+      try logind.activate(session: "7", uid: uid, vt: vt.number)
+      try logind.add(session: "c1", uid: 0, vt: Int32(original), sessionClass: "greeter")
+      var holder: pid_t = 0
+      defer { if holder > 0 { kill(holder, SIGKILL) } }
+      holder = try #require(
+        Spawn.start(
+          [
+            "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
+            String(vt.number),
+          ],
+          environment: ["PATH": "/usr/bin:/bin"]))
+      var lockVT: Int32 = 0
+      let deadline = Date().addingTimeInterval(10)
+      while Date() < deadline {
+        lockVT = Int32(VirtualConsoleTests.activeConsole())
+        if lockVT != vt.number && ConsoleHolderTests.screen(lockVT).contains("Enter Passcode") { break }
+        usleep(20_000)
+      }
+      #expect(lockVT != vt.number, "with only a greeter beside it the console locks")
+      let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+      for var byte in Array("2580".utf8) { _ = ioctl(fd, UInt(TIOCSTI), &byte) }
+      close(fd)
+      #expect(Spawn.wait(holder, seconds: 10) == 0)
+      holder = 0
+    }
+  }
+
+  /// A hard link of passlock-vt beside a program of the user's named
+  /// passlock-auth (possible where fs.protected_hardlinks is off): the
+  /// holder's own status check starts it with the caller's ids only, never
+  /// as root.
+  @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
+  func theHoldersStatusCheckNeverRunsASiblingAsRoot() throws {
+    #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
+    let evil = prefix + "/evil-link"
+    try Self.sh(
+      """
+      set -e
+      mkdir -m 777 \(evil)
+      ln \(prefix)/bin/passlock-vt \(evil)/passlock-vt
+      ln -s \(prefix)/bin/passlock \(evil)/passlock
+      printf '#!/usr/bin/python3\\nimport os\\nopen("\(evil)/euid", "w").write(str(os.geteuid()))\\n' > \(evil)/passlock-auth
+      chmod 755 \(evil)/passlock-auth
+      """)
+    try onTheUsersConsole { vt, _ in
+      let logind = LogindState()
+      try logind.activate(session: "7", uid: uid, vt: vt.number)
+      let run = asUser(["\(evil)/passlock-vt", "--vt", String(vt.number)])
+      #expect(run.status == 1, "no lock without the real gatekeeper's answer: \(run.stderr)")
+      let euid = try String(contentsOfFile: evil + "/euid", encoding: .utf8)
+      #expect(euid == String(uid), "the sibling ran as the caller (\(uid)), not as root: \(euid)")
+    }
+  }
+
   /// Pre-flight: no passcode (or no way to start the lock screen) is refused
   /// before the console is touched: never a console only root could reopen.
   @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))

@@ -28,6 +28,17 @@ import Testing
     #expect(LockPlan(session, consoleMode: mode, canOpen: { _ in opens }) == plan)
   }
 
+  /// With another user's session on the seat the console holder refuses
+  /// (exit 4): a console login is locked on its own terminal instead.
+  @Test func aSharedSeatLocksEachConsoleOnItsOwnTerminal() {
+    #expect(
+      LockPlan(Self.session("tty", tty: "/dev/tty3", vt: 3), consoleMode: "auto", seatShared: true, canOpen: { _ in true })
+        == .terminal("/dev/tty3"))
+    #expect(
+      LockPlan(Self.session("x11", tty: "", vt: 7), consoleMode: "auto", seatShared: true, canOpen: { _ in true })
+        == .cannot("another user has a session on this seat, and a x11 session has no terminal of its own to lock"))
+  }
+
   @Test func onlyVTAndTerminalPlansGetALockScreen() {
     #expect(LockPlan.virtualConsole(2).locks && LockPlan.terminal("/dev/pts/1").locks)
     #expect(!LockPlan.remote.locks && !LockPlan.cannot("x").locks)
