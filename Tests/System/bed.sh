@@ -12,7 +12,7 @@
 
 BED_RELEASE=bookworm
 BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login passwd polkitd
-  procps python3-minimal libstdc++6 util-linux)
+  procps python3-minimal libstdc++6 util-linux sudo)
 BED_CACHE=${BED_CACHE:-/var/cache/passlock-test}
 BED_USER=alice
 

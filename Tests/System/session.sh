@@ -17,7 +17,9 @@ session_start() {
   SESSION_RUNNER=$!
   exec 7>"$BED_WORK/keys"
   SESSION_USER=$user
+  SESSION_ID=
   wait_for "a logind session for $user" 20 session_id >/dev/null
+  SESSION_ID=$(session_id)
   # The shell is up once it answers.
   local mark
   mark=$(screen_mark)
@@ -28,6 +30,7 @@ session_start() {
 session_stop() {
   [ -n "${SESSION_RUNNER:-}" ] || return 0
   exec 7>&- || true
+  SESSION_ID=
   inside systemctl stop passlock-test-login.service >/dev/null 2>&1 || true
   wait "$SESSION_RUNNER" 2>/dev/null || true
   SESSION_RUNNER=
@@ -45,7 +48,10 @@ wait_screen() {
   wait_for "'$text' on the session's terminal" "$seconds" eval 'screen_since "$mark" | grep -qF -- "$text"'
 }
 
+# The session started by session_start (the user may log in again meanwhile,
+# from elsewhere: that one is not "the session").
 session_id() {
+  [ -z "${SESSION_ID:-}" ] || { echo "$SESSION_ID"; return 0; }
   local id
   for id in $(inside loginctl show-user "$SESSION_USER" -p Sessions --value 2>/dev/null); do
     [ "$(inside loginctl show-session "$id" -p Type --value)" = tty ] && { echo "$id"; return 0; }
