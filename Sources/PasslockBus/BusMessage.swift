@@ -109,10 +109,51 @@ public final class BusMessage {
     return copy
   }
 
-  /// Enters a variant: the next read is its value.
-  public func enterVariant() throws(BusError) {
+  /// Enters a variant: the next read is its value (of the type returned).
+  @discardableResult
+  public func enterVariant() throws(BusError) -> String {
     let type = try next { (r) throws(BusError) in try r.signature() }
     containers.append(.fields([type]))
+    return type
+  }
+
+  /// A variant's value, for the types a property has: basic values and
+  /// structs of them; anything else is skipped and read as `.other`.
+  public func variant() throws(BusError) -> BusProperty {
+    let type = try enterVariant()
+    defer { _ = try? exit() }
+    return try value(of: type)
+  }
+
+  private func value(of type: String) throws(BusError) -> BusProperty {
+    switch type {
+    case "s": return .string(try string())
+    case "o": return .objectPath(try objectPath())
+    case "b": return .bool(try bool())
+    case "u": return .uint32(try uint32())
+    case "t": return .uint64(try uint64())
+    default:
+      guard type.hasPrefix("("), type.hasSuffix(")") else { return .other }
+      let fields = try BusReader.split(String(type.dropFirst().dropLast()))
+      _ = try enter("r", String(type.dropFirst().dropLast()))
+      var values: [BusProperty] = []
+      for field in fields { values.append(try value(of: field)) }
+      try exit()
+      return .structure(values)
+    }
+  }
+
+  /// An `a{sv}` dictionary (GetAll's answer, PropertiesChanged's changes).
+  public func properties() throws(BusError) -> [String: BusProperty] {
+    var found: [String: BusProperty] = [:]
+    guard try enter("a", "{sv}") else { return found }
+    while try enter("r", "sv") {
+      let name = try string()
+      found[name] = try variant()
+      try exit()
+    }
+    try exit()
+    return found
   }
 
   /// Enters an array ("a", element type) or struct ("r", field types);
@@ -130,6 +171,12 @@ public final class BusMessage {
       return true
     case "r":
       if case .array(let end) = containers.last, position >= end { return false }
+      // A struct inside a struct or a variant is one of its fields.
+      if case .fields(var remaining) = containers.last {
+        guard !remaining.isEmpty else { throw BusError.malformed("read past the end of a struct") }
+        remaining.removeFirst()
+        containers[containers.count - 1] = .fields(remaining)
+      }
       var reader = reader()
       try reader.align(8)
       position = reader.position
@@ -151,6 +198,28 @@ public final class BusMessage {
     position = reader.position
     // A struct that was an array's element counts as one read of it.
   }
+}
+
+/// A property's value as read from a variant.
+public enum BusProperty: Equatable, Sendable {
+  case string(String)
+  case objectPath(String)
+  case bool(Bool)
+  case uint32(UInt32)
+  case uint64(UInt64)
+  case structure([BusProperty])
+  /// A type passlockd does not read (skipped).
+  case other
+
+  public var string: String? {
+    switch self {
+    case .string(let value), .objectPath(let value): return value
+    default: return nil
+    }
+  }
+  public var bool: Bool? { if case .bool(let value) = self { return value } else { return nil } }
+  public var uint32: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
+  public var uint64: UInt64? { if case .uint64(let value) = self { return value } else { return nil } }
 }
 
 /// Bounds-checked reads at D-Bus alignment.

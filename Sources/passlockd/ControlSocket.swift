@@ -77,14 +77,23 @@ struct DaemonStatus {
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
       Row(
         id: session.id, tty: session.tty, remote: session.remote,
-        locked: daemon.lockers[session.id] != nil || daemon.adopted[session.id] != nil,
+        locked: daemon.isLocked(session.id),
         idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id])
     }
   }
 
   func text() -> String {
     var out = "Daemon: running, inhibitor \(daemon.inhibitor == nil ? "not held" : "held")\n"
+    if let problem = daemon.inhibitorProblem {
+      out +=
+        SleepHookFiles.hookInstalled
+        ? "Daemon: \(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)\n"
+        : "Daemon: \(problem): the machine may sleep before the lock screen is up (install polkitd)\n"
+    }
     if let problem = daemon.gatekeeperProblem { out += "Daemon: cannot read the passcode store: \(problem)\n" }
+    if !daemon.idleInhibitors.isEmpty {
+      out += "Idle lock: held off by \(daemon.idleInhibitors.map(\.summary).joined(separator: "; "))\n"
+    }
     for row in rows {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
       line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
@@ -100,7 +109,12 @@ struct DaemonStatus {
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
     }
+    let idle = daemon.idleInhibitors.map { inhibitor in
+      "{\"who\":\(JSON.quoted(inhibitor.who)),\"why\":\(JSON.quoted(inhibitor.why)),\"pid\":\(inhibitor.pid)}"
+    }
     return
-      "{\"inhibitor\":\(daemon.inhibitor != nil),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),\"sessions\":[\(sessions.joined(separator: ","))]}"
+      "{\"inhibitor\":\(daemon.inhibitor != nil),\"inhibitor_problem\":\(daemon.inhibitorProblem.map(JSON.quoted) ?? "null"),"
+      + "\"sleep_hook\":\(SleepHookFiles.hookInstalled),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),"
+      + "\"idle_held_off_by\":[\(idle.joined(separator: ","))],\"sessions\":[\(sessions.joined(separator: ","))]}"
   }
 }

@@ -7,10 +7,11 @@ import PasslockPOSIX
 /// passlockd's locking: which command locks a session, starting and
 /// restarting lock screens, adopting the ones a previous daemon left.
 extension Daemon {
-  /// How `session` is locked, or why not (LockPlan decides).
-  func plan(_ session: Logind.SessionInfo) -> LockPlan {
+  /// How `session` is locked, or why not (LockPlan decides). `onScreen`
+  /// only where it matters: when a lock starts.
+  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false) -> LockPlan {
     LockPlan(
-      session, consoleMode: config["Console.Mode"], seatShared: sharedSeat.contains(session.id),
+      session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen,
       canOpen: { access($0, R_OK | W_OK) == 0 })
   }
 
@@ -28,9 +29,12 @@ extension Daemon {
     for session in localSessions() { lock(session, reason: reason) }
   }
 
-  func lock(_ session: Logind.SessionInfo, reason: String) {
+  /// `seatShared`: the console holder just refused because another user
+  /// has a session on the seat (this lock only: the next one tries the
+  /// console again).
+  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
     // One lock per session, never stacked.
-    guard lockers[session.id] == nil, adopted[session.id] == nil else {
+    guard !isLocked(session.id) else {
       Log.info("session \(session.id): \(reason) — already locked")
       return
     }
@@ -38,7 +42,11 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    switch plan(session) {
+    // Switching is locked on this seat already: nothing of it can come on screen.
+    if let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
+    let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
+    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared)
+    switch chosen {
     case .remote:
       Log.info("session \(session.id): \(reason) — a remote session, left alone")
       return
@@ -49,16 +57,43 @@ extension Daemon {
     case .virtualConsole, .terminal: break
     }
     problems[session.id] = nil
-    guard startLocker(session) else { return }
+    guard startLocker(session, chosen) else { return }
     Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
+    logind.setLockedHint(session, true)
+    idle.stop(session.id)
+    guard case .virtualConsole = chosen else { return }
+    // One console lock locks switching for the whole seat: the user's other
+    // sessions there cannot come on screen until it unlocks.
+    consoleLocks.insert(session.id)
+    for other in sessions.values
+    where other.id != session.id && other.seat == session.seat && !other.seat.isEmpty && other.vtNumber > 0 && !isLocked(other.id)
+      && plan(other).locks
+    {
+      coverWith(session.id, other, reason: reason)
+    }
+  }
+
+  /// The session whose console lock holds the seat `session` is on, if any.
+  func consoleLock(coveringSeatOf session: Logind.SessionInfo) -> String? {
+    guard session.vtNumber > 0, !session.seat.isEmpty else { return nil }
+    return consoleLocks.first { $0 != session.id && sessions[$0]?.seat == session.seat }
+  }
+
+  /// `session` counts as locked by `cover`'s console lock (recorded with its
+  /// holder's pid, so a restarted daemon adopts both).
+  func coverWith(_ cover: String, _ session: Logind.SessionInfo, reason: String) {
+    covered[session.id] = cover
+    problems[session.id] = nil
+    if let pid = lockers[cover]?.pid ?? adopted[cover] { records?.add(session.id, locker: pid) }
+    Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
   }
 
   /// What runs the lock, or why nothing can (pre-flight: never lock what
   /// could not be unlocked — physlock users lost consoles that way).
-  func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
-    if case .virtualConsole(let vt) = plan(session) {
+  func lockCommand(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Result<[String], LockProblem> {
+    if case .virtualConsole(let vt) = plan {
       guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
         return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
       }
@@ -74,15 +109,19 @@ extension Daemon {
   struct LockProblem: Error { var text: String }
 
   @discardableResult
-  func startLocker(_ session: Logind.SessionInfo) -> Bool {
-    let command: [String]
-    switch lockCommand(session) {
-    case .success(let ready): command = ready
+  func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Bool {
+    switch lockCommand(session, plan) {
+    case .success(let command): return startLocker(session, command: command)
     case .failure(let problem):
       problems[session.id] = "cannot lock: \(problem.text)"
       Log.error("session \(session.id): refusing to lock: \(problem.text)")
       return false
     }
+  }
+
+  /// Starts `command` for `session` (a restart runs the command it ran before).
+  @discardableResult
+  func startLocker(_ session: Logind.SessionInfo, command: [String]) -> Bool {
     do {
       let locker = try Locker(sessionID: session.id, command: command, loop: loop) { [unowned self] in
         problems[session.id] = nil
@@ -90,6 +129,7 @@ extension Daemon {
       }
       lockers[session.id] = locker
       records?.add(session.id, locker: locker.pid)
+      for (other, cover) in covered where cover == session.id { records?.add(other, locker: locker.pid) }
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"
@@ -98,13 +138,29 @@ extension Daemon {
     }
   }
 
+  /// Ends what `cover`'s console lock covered: those sessions are no longer locked.
+  func uncover(by cover: String) -> [Logind.SessionInfo] {
+    var freed: [Logind.SessionInfo] = []
+    for (other, by) in covered where by == cover {
+      covered[other] = nil
+      records?.remove(other)
+      if let session = sessions[other] { freed.append(session) }
+    }
+    return freed
+  }
+
   func unlocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
     restarts[session.id] = nil
-    sharedSeat.remove(session.id)  // the next lock tries the console again
+    consoleLocks.remove(session.id)
     logind.setLockedHint(session, false)
-    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    for other in uncover(by: session.id) {
+      Log.info("session \(other.id): unlocked with session \(session.id)")
+      logind.setLockedHint(other, false)
+      followIdleHint(other)
+    }
+    updateIdleTimers()
     followIdleHint(session)
   }
 
@@ -119,16 +175,18 @@ extension Daemon {
       unlocked(session)
       return
     }
-    if status == ConsoleHolder.Exit.sharedSeat.rawValue, case .virtualConsole = plan(session) {
+    if status == ConsoleHolder.Exit.sharedSeat.rawValue, consoleLocks.contains(id) {
       // Another user has a session on the seat: the holder would shut them
-      // out. Lock this session on its own terminal instead, at once.
-      sharedSeat.insert(id)
-      Log.warning("session \(id): another user has a session on this seat; locking its own terminal instead of the console")
-      lock(session, reason: "shared seat")
+      // out. Lock this session, and those the lock was to cover, each on its
+      // own terminal instead, at once.
+      consoleLocks.remove(id)
+      let others = uncover(by: id)
+      Log.warning("session \(id): another user has a session on this seat; locking each session's own terminal instead of the console")
+      for each in [session] + others { lock(each, reason: "shared seat", seatShared: true) }
       releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
       return
     }
-    if status == ConsoleHolder.Exit.stuck.rawValue, case .virtualConsole = plan(session) {
+    if status == ConsoleHolder.Exit.stuck.rawValue, consoleLocks.contains(id) {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.
@@ -141,7 +199,7 @@ extension Daemon {
     restarts[id] = backoff
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
-      if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
+      if lockers[id] == nil, let session = sessions[id] { startLocker(session, command: locker.command) }
     }
     if delay == 0 {
       restart()
@@ -160,6 +218,7 @@ extension Daemon {
     let proof = survivor.isConsoleHolder ? ConsoleHolder.statePath : records?.path(session.id) ?? ""
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
     adopted[session.id] = pid
+    if survivor.isConsoleHolder { consoleLocks.insert(session.id) }
     logind.setLockedHint(session, true)
     var timer: EventLoop.Token?
     timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in

@@ -7,6 +7,8 @@ import PasslockPOSIX
 /// after a real unlock.
 final class Locker {
   let sessionID: String
+  /// What it runs: a restart runs the same.
+  let command: [String]
   let pid: pid_t
   /// When it was started (monotonic ns): how long it ran decides the backoff.
   let startedAt = monotonicNanoseconds()
@@ -18,6 +20,7 @@ final class Locker {
   init(sessionID: String, command: [String], loop: EventLoop, onReady: @escaping () -> Void) throws(SystemError) {
     self.loop = loop
     self.sessionID = sessionID
+    self.command = command
     let ready = try closeOnExecPipe()
     do {
       let name = String(command[0].split(separator: "/").last ?? "")
