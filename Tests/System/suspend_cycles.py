@@ -66,7 +66,20 @@ def lock_screen_running():
     return bool(out.strip())
 
 
+def sleep_settled():
+    """logind is not preparing a sleep, and systemd runs no job (the last
+    cycle's suspend has finished): a Suspend now is not refused as busy."""
+    preparing = inside("busctl", "get-property", "org.freedesktop.login1", "/org/freedesktop/login1",
+                       "org.freedesktop.login1.Manager", "PreparingForSleep").stdout.strip()
+    jobs = inside("systemctl", "list-jobs", "--no-legend").stdout.strip()
+    return preparing == "b false" and not jobs
+
+
 def cycle(sid, inhibitor):
+    # With an inhibitor, the new one after resume says the last sleep ended;
+    # without, logind and systemd say it.
+    if not inhibitor:
+        wait("the last sleep to finish", 10, sleep_settled)
     mark = os.path.getsize(screen_path)
     state_before = os.stat(state_path).st_mtime_ns
     start = now_ms()
@@ -83,7 +96,9 @@ def cycle(sid, inhibitor):
             if proceeded is None and os.stat(state_path).st_mtime_ns != state_before:
                 proceeded = now_ms() - start
             time.sleep(0.001)
-    call.wait()
+    refused = call.communicate()[1].decode(errors="replace").strip()
+    if refused:
+        print(f"Suspend: {refused}", file=sys.stderr)
     hint = locked_hint(sid)
     # Unlock, as the person would on resume.
     with open(f"{work}/keys", "w") as keys:
