@@ -20,31 +20,27 @@ enum ControlSocket {
     mkdir(directory, 0o700)
     chmod(directory, 0o700)
     unlink(path)
-    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard listener >= 0 else { return Log.error("control socket: \(SystemError("socket"))") }
-    let bound = UnixSocketAddress(path: path)?.withSockaddr { bind(listener, $0, $1) } ?? -1
-    guard bound == 0, listen(listener, 8) == 0 else {
-      close(listener)
-      return Log.error("control socket \(path): \(SystemError("bind"))")
+    let listener: FileDescriptor
+    do {
+      guard let address = UnixSocketAddress(path: path) else { throw SystemError("bind", path: path, errno: ENAMETOOLONG) }
+      listener = try UnixSocket.listen(at: address, backlog: 8)
+    } catch {
+      return Log.error("control socket \(path): \(error)")
     }
     chmod(path, 0o600)
-    daemon.loop.watch(listener) {
-      let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
-      guard client >= 0 else { return }
-      setCloseOnExec(client)
-      defer { close(client) }
+    daemon.loop.watch(listener.rawValue) {
+      guard let client = UnixSocket.accept(listener) else { return }
+      defer { client.close() }
       serve(client, daemon: daemon)
     }
   }
 
-  private static func serve(_ client: Int32, daemon: Daemon) {
-    guard let peer = try? PeerCredentials.of(client), peer.uid == getuid() else { return }
+  private static func serve(_ client: FileDescriptor, daemon: Daemon) {
+    guard let peer = try? PeerCredentials.of(client.rawValue), peer.uid == getuid() else { return }
     // A same-uid client that never writes must not stall the daemon.
-    var timeout = timeval(tv_sec: 1, tv_usec: 0)
-    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    UnixSocket.setReceiveTimeout(client, seconds: 1)
     var buffer = [UInt8](repeating: 0, count: 64)
-    let n = read(client, &buffer, buffer.count)
-    guard n > 0 else { return }
+    guard let n = try? buffer.withUnsafeMutableBytes({ bytes throws(SystemError) in try client.read(into: bytes) }), n > 0 else { return }
     let command = String(decoding: buffer[..<n], as: UTF8.self).trimming("\n\r ")
     let answer: String
     switch command {
@@ -56,7 +52,7 @@ enum ControlSocket {
     case "lock": answer = daemon.askLogindToLock()
     default: answer = "error: unknown command\n"
     }
-    try? FileDescriptor(rawValue: client).writeAll(answer)
+    try? client.writeAll(answer)
   }
 }
 

@@ -287,11 +287,8 @@ final class Daemon {
   /// an idle inhibitor may have come or gone.
   func managerPropertiesChanged(_ message: BusMessage) {
     guard (try? message.string()) == Logind.manager, let changed = try? message.properties() else { return }
-    var names = Set(changed.keys)
-    if (try? message.enter("a", "s")) == true {
-      while let name = try? message.string() { names.insert(name) }
-    }
-    if names.contains("BlockInhibited") { refreshIdleInhibitors() }
+    let invalidated = (try? message.strings()) ?? []
+    if changed["BlockInhibited"] != nil || invalidated.contains("BlockInhibited") { refreshIdleInhibitors() }
   }
 
   /// Idle inhibitors of the user's own (a video player, a presentation, a

@@ -102,10 +102,9 @@ final class Logind {
   /// A sleep *delay* inhibitor: logind waits (up to InhibitDelayMaxUSec) until
   /// the returned descriptor is closed.
   func inhibitSleep() throws(BusError) -> Int32 {
-    let reply = try bus.call(
+    try bus.callForDescriptor(
       Self.name, Self.path, Self.manager, "Inhibit",
       [.string("sleep"), .string("passlock"), .string("Lock the session before sleep"), .string("delay")])
-    return try reply.fileDescriptor()
   }
 
   func setLockedHint(_ session: SessionInfo, _ locked: Bool) {
