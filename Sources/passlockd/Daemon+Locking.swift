@@ -64,7 +64,6 @@ extension Daemon {
     guard case .virtualConsole = chosen else { return }
     // One console lock locks switching for the whole seat: the user's other
     // sessions there cannot come on screen until it unlocks.
-    consoleLocks.insert(session.id)
     for other in sessions.values
     where other.id != session.id && other.seat == session.seat && !other.seat.isEmpty && other.vtNumber > 0 && !isLocked(other.id)
       && plan(other).locks
@@ -76,15 +75,15 @@ extension Daemon {
   /// The session whose console lock holds the seat `session` is on, if any.
   func consoleLock(coveringSeatOf session: Logind.SessionInfo) -> String? {
     guard session.vtNumber > 0, !session.seat.isEmpty else { return nil }
-    return consoleLocks.first { $0 != session.id && sessions[$0]?.seat == session.seat }
+    return locks.first { $0.key != session.id && $0.value.isConsoleLock && sessions[$0.key]?.seat == session.seat }?.key
   }
 
   /// `session` counts as locked by `cover`'s console lock (recorded with its
   /// holder's pid, so a restarted daemon adopts both).
   func coverWith(_ cover: String, _ session: Logind.SessionInfo, reason: String) {
-    covered[session.id] = cover
+    locks[session.id] = .covered(by: cover)
     problems[session.id] = nil
-    if let pid = lockers[cover]?.pid ?? adopted[cover] { records?.add(session.id, locker: pid) }
+    if let pid = locks[cover]?.pid { records?.add(session.id, locker: pid) }
     Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
@@ -111,7 +110,9 @@ extension Daemon {
   @discardableResult
   func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Bool {
     switch lockCommand(session, plan) {
-    case .success(let command): return startLocker(session, command: command)
+    case .success(let command):
+      if case .virtualConsole = plan { return startLocker(session, command: command, consoleHolder: true) }
+      return startLocker(session, command: command, consoleHolder: false)
     case .failure(let problem):
       problems[session.id] = "cannot lock: \(problem.text)"
       Log.error("session \(session.id): refusing to lock: \(problem.text)")
@@ -121,15 +122,16 @@ extension Daemon {
 
   /// Starts `command` for `session` (a restart runs the command it ran before).
   @discardableResult
-  func startLocker(_ session: Logind.SessionInfo, command: [String]) -> Bool {
+  func startLocker(_ session: Logind.SessionInfo, command: [String], consoleHolder: Bool) -> Bool {
     do {
-      let locker = try Locker(sessionID: session.id, command: command, loop: loop) { [unowned self] in
+      let locker = try Locker(sessionID: session.id, command: command, consoleHolder: consoleHolder, loop: loop) {
+        [unowned self] in
         problems[session.id] = nil
         releaseIfEveryLockerIsReady()
       }
-      lockers[session.id] = locker
+      locks[session.id] = .running(locker)
       records?.add(session.id, locker: locker.pid)
-      for (other, cover) in covered where cover == session.id { records?.add(other, locker: locker.pid) }
+      for (other, lock) in locks where lock.coveringSession == session.id { records?.add(other, locker: locker.pid) }
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"
@@ -141,8 +143,8 @@ extension Daemon {
   /// Ends what `cover`'s console lock covered: those sessions are no longer locked.
   func uncover(by cover: String) -> [Logind.SessionInfo] {
     var freed: [Logind.SessionInfo] = []
-    for (other, by) in covered where by == cover {
-      covered[other] = nil
+    for (other, lock) in locks where lock.coveringSession == cover {
+      locks[other] = nil
       records?.remove(other)
       if let session = sessions[other] { freed.append(session) }
     }
@@ -153,7 +155,6 @@ extension Daemon {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
     restarts[session.id] = nil
-    consoleLocks.remove(session.id)
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) {
       Log.info("session \(other.id): unlocked with session \(session.id)")
@@ -167,26 +168,27 @@ extension Daemon {
   /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
   /// kill) starts a new one at once, with a backoff if it keeps dying.
   func lockerExited(pid: pid_t, status: Int32) {
-    guard let (id, locker) = lockers.first(where: { $0.value.pid == pid }) else { return }
+    guard
+      let (id, locker) = locks.lazy.compactMap({ entry in entry.value.locker.map { (entry.key, $0) } }).first(where: { $0.1.pid == pid })
+    else { return }
     locker.forget()
-    lockers[id] = nil
+    locks[id] = nil
     guard let session = sessions[id] else { return }
     if status == 0 {
       unlocked(session)
       return
     }
-    if status == ConsoleHolder.Exit.sharedSeat.rawValue, consoleLocks.contains(id) {
+    if status == ConsoleHolder.Exit.sharedSeat.rawValue, locker.isConsoleHolder {
       // Another user has a session on the seat: the holder would shut them
       // out. Lock this session, and those the lock was to cover, each on its
       // own terminal instead, at once.
-      consoleLocks.remove(id)
       let others = uncover(by: id)
       Log.warning("session \(id): another user has a session on this seat; locking each session's own terminal instead of the console")
       for each in [session] + others { lock(each, reason: "shared seat", seatShared: true) }
       releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
       return
     }
-    if status == ConsoleHolder.Exit.stuck.rawValue, consoleLocks.contains(id) {
+    if status == ConsoleHolder.Exit.stuck.rawValue, locker.isConsoleHolder {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.
@@ -199,7 +201,9 @@ extension Daemon {
     restarts[id] = backoff
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
-      if lockers[id] == nil, let session = sessions[id] { startLocker(session, command: locker.command) }
+      if locks[id] == nil, let session = sessions[id] {
+        startLocker(session, command: locker.command, consoleHolder: locker.isConsoleHolder)
+      }
     }
     if delay == 0 {
       restart()
@@ -217,15 +221,14 @@ extension Daemon {
     let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
     let proof = survivor.isConsoleHolder ? ConsoleHolder.statePath : records?.path(session.id) ?? ""
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
-    adopted[session.id] = pid
-    if survivor.isConsoleHolder { consoleLocks.insert(session.id) }
+    locks[session.id] = .adopted(pid: pid, consoleHolder: survivor.isConsoleHolder)
     logind.setLockedHint(session, true)
     var timer: EventLoop.Token?
     timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
       // EPERM: the pid now belongs to someone else's process, so ours is gone.
       guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
       loop.cancel(timer)
-      adopted[session.id] = nil
+      locks[session.id] = nil
       if access(proof, F_OK) == 0 {
         Log.warning("session \(session.id): the adopted \(what) died; locking again")
         lock(session, reason: "holder died")

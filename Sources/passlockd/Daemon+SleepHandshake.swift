@@ -63,8 +63,13 @@ extension Daemon {
   /// Lets the machine sleep once every lockable session shows its lock screen.
   func releaseIfEveryLockerIsReady() {
     guard preparingForSleep, !readyForSleep else { return }
-    let pending = lockableSessions().filter {
-      problems[$0.id] == nil && adopted[$0.id] == nil && covered[$0.id] == nil && lockers[$0.id]?.isReady != true
+    let pending = lockableSessions().filter { session in
+      guard problems[session.id] == nil else { return false }  // cannot be locked: not waited for
+      switch locks[session.id] {
+      case nil: return true  // not locked yet
+      case .running(let locker): return !locker.isReady
+      case .adopted, .covered: return false
+      }
     }
     guard pending.isEmpty else { return }
     sleepMayProceed()

@@ -28,7 +28,10 @@ final class Daemon {
   }
 
   var sessions: [String: Logind.SessionInfo] = [:]
-  var lockers: [String: Locker] = [:]
+  /// How each locked session is locked (SessionLock); no entry: unlocked.
+  var locks: [String: SessionLock] = [:]
+  /// The user's own idle inhibitors in block mode (they hold the idle lock off).
+  var idleInhibitors: [Logind.Inhibitor] = []
   /// Sessions that could not be locked, and why (shown in status, logged).
   var problems: [String: String] = [:]
   var inhibitor: Int32?
@@ -43,15 +46,6 @@ final class Daemon {
   /// Every lock screen was up for the sleep at hand (reset at PrepareForSleep).
   var readyForSleep = false
   let sleepHook = SleepHookFiles.inRuntimeDirectory()
-  /// Console holders that outlived a previous daemon, by session.
-  var adopted: [String: pid_t] = [:]
-  /// The user's own idle inhibitors in block mode (they hold the idle lock off).
-  var idleInhibitors: [Logind.Inhibitor] = []
-  /// Sessions locked by another session's console lock on the same seat
-  /// (switching is locked: nothing of them can come on screen), and which.
-  var covered: [String: String] = [:]
-  /// Sessions whose lock is a console holder's (started or adopted).
-  var consoleLocks: Set<String> = []
   /// Every event source: the bus, children, timers, the control socket.
   let loop: EventLoop
 
@@ -173,7 +167,7 @@ final class Daemon {
       // Back from sleep: hold logind off again for the next time, and have
       // the overlays draw themselves again (the clock has moved).
       if passcodeSet { takeInhibitor() }
-      for locker in lockers.values where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+      for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
   }
 
@@ -181,11 +175,11 @@ final class Daemon {
     // Ignored by default: logind's Unlock comes from anyone allowed to run
     // `loginctl unlock-session`; the passcode stays the only way in.
     guard config.bool("Lock.UnlockOnLogindUnlock"),
-      let session = sessions.values.first(where: { $0.path == path }), let locker = lockers[session.id]
+      let session = sessions.values.first(where: { $0.path == path }), let locker = locks[session.id]?.locker
     else { return }
     Log.info("session \(session.id): logind Unlock ends the lock (UnlockOnLogindUnlock=yes)")
     locker.kill()
-    lockers[session.id] = nil
+    locks[session.id] = nil
     unlocked(session)
   }
 
@@ -200,7 +194,7 @@ final class Daemon {
     refreshPasscode()
     refreshIdleInhibitors()
     if passcodeSet && !preparingForSleep { takeInhibitor() }
-    for id in lockers.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
+    for id in locks.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
   }
 
   /// `passlock set/remove` and the control socket ask for this: a passcode
@@ -324,25 +318,17 @@ final class Daemon {
   func sessionRemoved(_ id: String) {
     guard sessions[id] != nil else { return }
     Log.info("session \(id): logged out")
-    lockers[id]?.kill()
-    lockers[id] = nil
+    locks[id]?.locker?.kill()
+    locks[id] = nil
     records?.remove(id)
     problems[id] = nil
     sessions[id] = nil
-    covered[id] = nil
-    consoleLocks.remove(id)
     idle.stop(id)
     // Sessions its console lock covered are locked on their own again.
-    for (other, cover) in covered where cover == id {
-      covered[other] = nil
-      records?.remove(other)
-      if let session = sessions[other] { lock(session, reason: "the session whose console lock covered it ended") }
-    }
+    for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
   }
 
-  /// Whether the session is locked: by a lock screen of its own, one a
-  /// previous daemon left, or another session's console lock.
-  func isLocked(_ id: String) -> Bool { lockers[id] != nil || adopted[id] != nil || covered[id] != nil }
+  func isLocked(_ id: String) -> Bool { locks[id] != nil }
 
   /// Idle timers for every unlocked session that gets a lock screen.
   func updateIdleTimers() {
