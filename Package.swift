@@ -76,6 +76,9 @@ let package = Package(
     .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
     // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
     .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
+    // What passlockd waits for on its event loop: idle timers, retries
+    // (tested on a ManualClock).
+    .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // Talking to passlock-auth over its pipes.
     .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
@@ -104,7 +107,7 @@ let package = Package(
       linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers"],
       linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-auth",
@@ -120,6 +123,7 @@ let package = Package(
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
     .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus", "PasslockPOSIX"]),
+    .testTarget(name: "PasslockTimersTests", dependencies: ["PasslockTimers", "PasslockCore", "PasslockPOSIX"]),
     .testTarget(
       name: "PasslockStoreTests",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),
