@@ -18,9 +18,9 @@ import Testing
     var lastInput: Int64
     let start: Int64
     var locked: [Int64] = []
-    lazy var watcher = IdleWatcher(timeoutSeconds: 20, loop: loop, accessTime: { [unowned self] _ in lastInput }) {
-      [unowned self] _ in locked.append(clock.wallClockSeconds - start)
-    }
+    lazy var watcher = IdleWatcher(
+      timeoutSeconds: 20, loop: loop, accessTime: { [unowned self] _ in lastInput },
+      onIdle: { [unowned self] _ in locked.append(clock.wallClockSeconds - start) })
 
     init() {
       start = clock.wallClockSeconds
