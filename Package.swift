@@ -66,7 +66,10 @@ let package = Package(
     // Pure logic: policies, record formats, config parsing, protocol framing.
     // No C library, no I/O.
     .target(name: "PasslockCore"),
-    // File descriptors, errno, termios, processes: the only layer that makes syscalls.
+    // The syscall layer: file descriptors and errors, sockets (UnixSocket),
+    // directories and small files, secure store files, termios, VT ioctls,
+    // processes, clocks, the event loop. (Plain calls such as kill, access or
+    // poll on one descriptor are still made where they are used.)
     .target(name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"]),
     // The password database (getpwuid_r): not for the static `passlock`.
     .target(name: "PasslockAccounts"),

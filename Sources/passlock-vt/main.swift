@@ -111,7 +111,7 @@ func holdConsole() -> Never {
   }
 
   // The holder must outlive memory pressure, and must not die with a terminal.
-  KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
+  SmallFile.write("/proc/self/oom_score_adj", "-1000")
   for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
 
   let console: Console
