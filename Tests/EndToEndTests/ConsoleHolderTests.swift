@@ -360,9 +360,11 @@ final class ConsoleHolderTests {
     mkdir(h.root + "/config", 0o755)
     mkdir(h.root + "/config/passlock", 0o755)
     FileManager.default.createFile(atPath: h.root + "/config/passlock/passlock.conf", contents: Data("[Appearance]\n".utf8))
-    let ready = try startHolder(try holderWithASlowLockScreen(delay: 1))
+    // The lock screen starts 2 s late: the VT comes on screen long before
+    // (a loaded machine included), and stays blank until it runs.
+    let ready = try startHolder(try holderWithASlowLockScreen(delay: 2))
     var lockVT: Int32 = 0
-    waitFor("the lock VT on screen", seconds: 0.9) {
+    waitFor("the lock VT on screen", seconds: 1.6) {
       lockVT = Int32(VT.activeConsole())
       return lockVT != session.number
     }
