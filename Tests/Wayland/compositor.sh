@@ -83,11 +83,12 @@ wl_prepare() {
     --system-call-filter=@memlock --bind="$WL_OUT:/out" /bin/sleep infinity \
     >"$WL_WORK/nspawn.log" 2>&1 </dev/null &
   WL_NSPAWN=$!
+  # The container's PID 1 is nspawn's stub init (not one of nspawn's own
+  # short-lived helpers).
   WL_LEADER=
   for _ in $(seq 100); do
-    WL_LEADER=$(pgrep -P "$WL_NSPAWN" | head -n 1 || true)
-    [ -n "$WL_LEADER" ] && inside true 2>/dev/null && break
-    WL_LEADER=
+    WL_LEADER=$(pgrep -P "$WL_NSPAWN" -x '\(sd-stubinit\)' || true)
+    [ -n "$WL_LEADER" ] && break
     sleep 0.1
   done
   [ -n "$WL_LEADER" ] || { cat "$WL_WORK/nspawn.log" >&2; wl_log "the container did not start"; return 1; }

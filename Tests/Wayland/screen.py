@@ -6,6 +6,9 @@
                           pure or shaded as labwc's swaybg draws it, and
                           foot's #0000ff) or of sway's red for a dead locker
   screen.py desktop FILE  exit 0 when the desktop shows in the corner
+  screen.py hidden FILE   exit 0 when not one pixel of the desktop shows
+  screen.py same A B      exit 0 when A and B (same size) differ in under 0.5 %
+                          of their pixels (by more than 48 in a channel)
   screen.py pixel FILE    prints the corner pixel as "R G B"
 """
 import sys
@@ -37,12 +40,29 @@ def read(path):
 def main():
     what, path = sys.argv[1], sys.argv[2]
     width, height, pixels = read(path)
+    if what == "same":
+        other_width, other_height, other = read(sys.argv[3])
+        if (other_width, other_height) != (width, height):
+            print("sizes differ: %dx%d, %dx%d" % (width, height, other_width, other_height), file=sys.stderr)
+            return 1
+        differ = sum(1 for i in range(0, len(pixels), 3)
+                     if max(abs(pixels[i + k] - other[i + k]) for k in range(3)) > 48)
+        print("%d of %d pixels differ" % (differ, width * height), file=sys.stderr)
+        if differ >= 0.005 * width * height:
+            print("%d of %d pixels differ" % (differ, width * height), file=sys.stderr)
+            return 1
+        return 0
     corner = tuple(pixels[(2 * width + 2) * 3:(2 * width + 2) * 3 + 3])
     if what == "pixel":
         print(*corner)
         return 0
     if what == "desktop":
         return 0 if is_desktop(corner) else 1
+    if what == "hidden":
+        shown = sum(1 for i in range(0, len(pixels), 3) if is_desktop((pixels[i], pixels[i + 1], pixels[i + 2])))
+        if shown:
+            print("%d pixels of the desktop show" % shown, file=sys.stderr)
+        return 0 if shown == 0 else 1
     count = width * height
     background = desktop = red = 0
     for i in range(0, count * 3, 3):

@@ -5,7 +5,10 @@ fr`) and presses keys by their evdev codes, so the key *positions* reach the
 focused client with that keymap's keysyms (wtype instead makes up a keymap
 holding the keysyms it types, so it cannot test positions).
 
-Usage: vkbd.py KEYMAP-FILE CODE...   (evdev codes, pressed and released in order)
+Usage: vkbd.py [--keymap-after SECONDS] KEYMAP-FILE CODE...
+  (evdev codes, pressed and released in order; --keymap-after: a keyboard
+  without a keymap for that long, during which the compositor gives clients
+  a keymap of format NO_KEYMAP)
 Protocols: wl_display, wl_registry, wl_seat, zwp_virtual_keyboard_manager_v1.
 """
 import os
@@ -64,7 +67,11 @@ def string(text):
 
 
 def main():
-    keymap_file, codes = sys.argv[1], [int(code) for code in sys.argv[2:]]
+    arguments = sys.argv[1:]
+    keymap_after = 0.0
+    if arguments[:1] == ["--keymap-after"]:
+        keymap_after, arguments = float(arguments[1]), arguments[2:]
+    keymap_file, codes = arguments[0], [int(code) for code in arguments[1:]]
     wl = Connection()
     registry = wl.new_id()
     wl.send(1, 1, struct.pack("<I", registry))  # wl_display.get_registry
@@ -92,6 +99,8 @@ def main():
     manager = bind("zwp_virtual_keyboard_manager_v1", 1)
     keyboard = wl.new_id()
     wl.send(manager, 0, struct.pack("<II", seat, keyboard))  # create_virtual_keyboard
+    wl.roundtrip()
+    time.sleep(keymap_after)
     with open(keymap_file, "rb") as f:
         text = f.read() + b"\0"
     fd = os.memfd_create("keymap")
