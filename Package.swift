@@ -112,14 +112,16 @@ let package = Package(
       linkerSettings: staticRuntime),
     // The Wayland lock screen (`passlock lock --wayland`): a program of its
     // own, so the terminal lock screen stays static and light. The Swift
-    // runtime is linked in; the C libraries are Debian's shared ones.
+    // runtime is linked in; the C libraries are Debian's shared ones. Linked
+    // in the lock screen's order too: the runtime's code it shares with
+    // `passlock` comes first (4.6 → 4.0 MiB of its own code resident while locked).
     .executableTarget(
       name: "passlock-wayland",
       dependencies: [
         "PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CPango",
         "CSessionLock",
       ],
-      linkerSettings: staticRuntime),
+      linkerSettings: staticRuntime + lockScreenOrder),
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
