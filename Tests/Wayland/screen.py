@@ -10,6 +10,12 @@
   screen.py same A B      exit 0 when A and B (same size) differ in under 0.5 %
                           of their pixels (by more than 48 in a channel)
   screen.py pixel FILE    prints the corner pixel as "R G B"
+  screen.py warning FILE  prints how many pixels are of a warning's red
+                          (the theme's error colour, and text shaded from it)
+  screen.py keys FILE     prints where the keypad's digits are, "DIGIT X Y"
+                          a line, found as the screen shows them: the round
+                          keys are the most common colour but the background,
+                          in a 3×4 grid (the 0 alone in the bottom row)
 """
 import sys
 
@@ -37,6 +43,41 @@ def read(path):
     return width, height, pixels
 
 
+def groups(values, gap):
+    """Runs of sorted values without a gap wider than `gap`: (first, last) each."""
+    runs = []
+    for value in sorted(set(values)):
+        if runs and value - runs[-1][1] <= gap:
+            runs[-1][1] = value
+        else:
+            runs.append([value, value])
+    return runs
+
+
+def keys(width, height, pixels):
+    counts = {}
+    for i in range(0, len(pixels), 3):
+        pixel = (pixels[i], pixels[i + 1], pixels[i + 2])
+        if pixel != BACKGROUND:
+            counts[pixel] = counts.get(pixel, 0) + 1
+    fill = max(counts, key=counts.get)
+    xs, ys = [], []
+    for i in range(0, len(pixels), 3):
+        if (pixels[i], pixels[i + 1], pixels[i + 2]) == fill:
+            xs.append(i // 3 % width)
+            ys.append(i // 3 // width)
+    columns, rows = groups(xs, 2), groups(ys, 2)
+    if len(columns) != 3 or len(rows) != 4:
+        print("no 3x4 keypad: columns %s rows %s" % (columns, rows), file=sys.stderr)
+        return 1
+    layout = [[1, 2, 3], [4, 5, 6], [7, 8, 9], [None, 0, None]]
+    for r, (top, bottom) in enumerate(rows):
+        for c, (left, right) in enumerate(columns):
+            if layout[r][c] is not None:
+                print(layout[r][c], (left + right) // 2, (top + bottom) // 2)
+    return 0
+
+
 def main():
     what, path = sys.argv[1], sys.argv[2]
     width, height, pixels = read(path)
@@ -53,6 +94,12 @@ def main():
             return 1
         return 0
     corner = tuple(pixels[(2 * width + 2) * 3:(2 * width + 2) * 3 + 3])
+    if what == "warning":
+        print(sum(1 for i in range(0, len(pixels), 3)
+                  if pixels[i] > 180 and pixels[i + 1] < 90 and pixels[i + 2] < 90))
+        return 0
+    if what == "keys":
+        return keys(width, height, pixels)
     if what == "pixel":
         print(*corner)
         return 0
