@@ -71,8 +71,8 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .noPasscode, .alreadySet, .passcodeRefused, .nothingEntered, .accountPasswordRejected, .externalFailed,
       .terminalGone, .daemonNotRunning, .daemonRefused, .refused:
       return 2
-    case .lockHeldElsewhere: return 3
-    case .noSessionLock: return 69
+    case .lockHeldElsewhere: return WaylandLockExit.heldElsewhere.rawValue
+    case .noSessionLock: return WaylandLockExit.noSessionLock.rawValue
     case .gatekeeper: return 70
     case .storeBusy: return 73
     case .store: return 74
