@@ -120,7 +120,9 @@ struct Painter {
     lib.setLineWidth(cairo, layout.unit * 1.5)
     lib.stroke(cairo)
     let label = screen.passwordPrompt.map { $0.hasSuffix(" ") ? $0 : $0 + " " } ?? ""
-    let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 64))
+    // As many masks as fit beside PAM's label (the terminal caps them at
+    // its field's width too): a long password does not run out of the field.
+    let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 12))
     text(cairo, label + masks, in: .init(rect: field, fontSize: field.height * 0.42), color: color)
     if capsLock { text(cairo, renderer.texts.capsLock, in: layout.capsLock, color: SurfacePalette.color(theme.errorColor)) }
   }
