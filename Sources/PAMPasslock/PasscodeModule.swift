@@ -82,15 +82,24 @@ struct PasscodeModule {
     // Only for the person the passcode belongs to, at this machine
     // (PasscodeOffer says who that is, and why).
     let target = Account.lookup(name: user)
-    let session = LogindStateFiles.sessionOfThisProcess().flatMap(LogindStateFiles.session)
     let offer = PasscodeOffer.decide(
       realUID: getuid(), targetUID: target?.uid, remoteHost: pam.item(PAMModuleHandle.remoteHostItem),
-      sessionIsRemote: session?.remote ?? false, allowRemote: options.allowRemote)
+      terminal: pam.item(PAMModuleHandle.terminalItem), origin: Self.origin(of: getuid()), allowRemote: options.allowRemote)
     guard offer == .offer, let target else {
       debug("\(user): \(offer.reason)")
       return offer == .unknownUser ? PAMCode.userUnknown : PAMCode.unavailable
     }
     return geteuid() == 0 ? verifyDirectly(target.name) : verifyThroughHelper(target.name)
+  }
+
+  /// Where a host with real uid `uid` runs, as logind tells it: the session
+  /// its process is in, else the user's display session (a terminal a
+  /// desktop started runs in the user manager, outside any session).
+  static func origin(of uid: uid_t) -> PasscodeOffer.Origin {
+    guard LogindStateFiles.logindRuns else { return .noLogind }
+    let own = LogindStateFiles.sessionOfThisProcess(uid: uid).flatMap(LogindStateFiles.session).flatMap { $0.uid == uid ? $0 : nil }
+    guard let session = own ?? LogindStateFiles.displaySession(of: uid) else { return .noSession }
+    return .session(remote: session.remote)
   }
 
   /// The token, if it can be a passcode at all (a password typed for another
@@ -140,17 +149,17 @@ struct PasscodeModule {
     return nil
   }
 
-  func code(for verdict: PasscodeStore.Verdict) -> Int32 {
-    switch verdict {
-    case .match: return PAMCode.success
-    case .noPasscode: return PAMCode.unavailable
-    case .mismatch: return PAMCode.authError
-    case .wait(let seconds):
+  func code(for outcome: VerifyOutcome) -> Int32 {
+    switch outcome {
+    case .accepted: return PAMCode.success
+    case .wrong: return PAMCode.authError
+    case .delayed(let seconds):
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: seconds))
       return PAMCode.maxTries
     case .accountPasswordRequired:
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
+    case .failed: return PAMCode.unavailable
     }
   }
 
@@ -183,13 +192,7 @@ struct PasscodeModule {
       pam.log(LOG_ERR, "\(error)")
       return PAMCode.unavailable
     }
-    switch VerifyOutcome(result) {
-    case .accepted: return PAMCode.success
-    case .wrong: return PAMCode.authError
-    case .delayed(let retry): return code(for: .wait(seconds: retry))
-    case .accountPasswordRequired: return code(for: .accountPasswordRequired(reason: nil))
-    case .failed: return PAMCode.unavailable
-    }
+    return code(for: VerifyOutcome(result))
   }
 
 }

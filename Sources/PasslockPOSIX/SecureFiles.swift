@@ -69,15 +69,17 @@ public struct SecureDirectory: ~Copyable {
   /// Replaces `name` atomically with `contents` (mode 0600): a crash at any
   /// point leaves either the old file or the new one, never a mix.
   public func replace(_ name: String, with contents: String, failBeforeRename: Bool = false) throws(StoreFileError) {
-    let temporary = ".\(name).tmp"
+    // Our own name: a pending clear is written without the store's lock, so
+    // two writers of one file must not share a temporary.
+    let temporary = ".\(name).\(getpid()).tmp"
     let full = path + "/" + temporary
     _ = unlinkat(fd.rawValue, temporary, 0)
     do throws(SystemError) {
       let file = try fd.openAt(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
       defer { file.close() }
       // The owner differs from the euid only when root writes a user's store.
-      if geteuid() != owner && fchown(file.rawValue, owner, gid_t.max) != 0 {
-        throw SystemError("fchown", path: full)
+      if geteuid() != owner {
+        do { try file.changeOwner(owner, group: gid_t.max) } catch { throw SystemError("fchown", path: full, errno: error.errno) }
       }
       try file.writeAll(contents)
       try file.sync(path: full)

@@ -26,9 +26,12 @@ struct Holder {
     var tty: String { "/dev/tty\(vt)" }
 
     /// The VT goes back to root and is freed (nothing is locked on it now).
+    /// Cleanup never fails: a VT whose owner cannot be reset is still freed,
+    /// and the next login on it (getty, logind) sets its owner anew.
     func abandon(_ console: Console) {
-      fchown(fd, 0, 5)
-      fchmod(fd, 0o620)
+      let descriptor = FileDescriptor(rawValue: fd)
+      try? descriptor.changeOwner(0, group: 5)
+      try? descriptor.changeMode(0o620)
       close(fd)
       console.release(vt)
     }
@@ -46,10 +49,17 @@ struct Holder {
     let vt = try console.free()
     let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard fd >= 0 else { throw .system(SystemError("open", path: "/dev/tty\(vt)")) }
-    // The lock screen runs as the user and opens the VT itself.
-    fchown(fd, user, 5)  // group tty
-    fchmod(fd, 0o600)
-    return Prepared(vt: vt, fd: fd, stale: stale)
+    // The lock screen runs as the user and opens the VT itself: a VT it
+    // could not open would be a console nothing unlocks.
+    let prepared = Prepared(vt: vt, fd: fd, stale: stale)
+    do {
+      try FileDescriptor(rawValue: fd).changeOwner(user, group: 5)  // group tty
+      try FileDescriptor(rawValue: fd).changeMode(0o600)
+    } catch {
+      prepared.abandon(console)
+      throw .system(error)
+    }
+    return prepared
   }
 
   /// Switches to the prepared VT, locks switching, mutes the console.
@@ -93,8 +103,9 @@ struct Holder {
     } catch {
       // Nothing new is locked: leave the console as it was (a lock a killed
       // holder left stays locked, with its record), and say so.
-      if stale != nil {
+      if let stale {
         try? console.lockSwitching()
+        _ = stale.write()  // its record again, not the one naming our freed VT
       } else {
         console.unlockSwitching()
         // The session back on screen if the switch went through (a lock that
@@ -151,10 +162,7 @@ struct State {
   /// passlock-vt does not count).
   var holderIsRunning: Bool {
     guard holder > 0, kill(holder, 0) == 0 || errno == EPERM else { return false }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/\(holder)/exe", &buffer, buffer.count - 1)
-    guard n > 0 else { return false }
-    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix("/passlock-vt")
+    return Directory.linkTarget("/proc/\(holder)/exe")?.hasSuffix("/passlock-vt") ?? false
   }
 
   /// The record's last line: a record without it was not written whole.
@@ -165,19 +173,24 @@ struct State {
       + State.end
   }
 
-  /// Writes the record; false unless all of it was written. Not fsynced: the
-  /// record is for a holder killed while the machine runs (a reboot resets
-  /// the consoles and empties /run), and other processes see a written file
-  /// at once. An fsync cost 2–3 ms before the switch wherever /run is not a
-  /// tmpfs. (The caller's RLIMIT_FSIZE, which could cut it short, was lifted
-  /// at start: ResourceLimits.)
+  /// Writes the record; false unless all of it was written. Through a
+  /// temporary file and a rename: the record it replaces (a killed holder's)
+  /// stays whole until the new one is. Not fsynced: the record is for a
+  /// holder killed while the machine runs (a reboot resets the consoles and
+  /// empties /run), and other processes see a written file at once. An fsync
+  /// cost 2–3 ms before the switch wherever /run is not a tmpfs. The
+  /// caller's RLIMIT_FSIZE, which could cut it short, is lifted for the write
+  /// only (ResourceLimits): the lock screens started later keep the caller's.
   func write() -> Bool {
-    guard let fd = try? FileDescriptor.open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600) else {
+    let temporary = Holder.stateFile + ".tmp"
+    unlink(temporary)
+    guard let fd = try? FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600) else {
       return false
     }
-    defer { fd.close() }
-    do { try fd.writeAll(serialized) } catch {
-      unlink(Holder.stateFile)
+    let written = ResourceLimits.withoutFileSizeLimit { (try? fd.writeAll(serialized)) != nil }
+    fd.close()
+    guard written, rename(temporary, Holder.stateFile) == 0 else {
+      unlink(temporary)
       return false
     }
     return true

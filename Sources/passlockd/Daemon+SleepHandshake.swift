@@ -3,23 +3,52 @@ import PasslockBus
 import PasslockClient
 import PasslockCore
 import PasslockPOSIX
+import PasslockTimers
 
 /// The sleep handshake: a logind delay inhibitor while a passcode exists,
-/// released once every lock screen has drawn its first frame.
+/// released once every lock screen has drawn its first frame; and, for the
+/// system sleep hook (SleepHookFiles), `sleep-ready` written at that moment.
 extension Daemon {
   func takeInhibitor() {
-    guard inhibitor == nil else { return }
+    guard inhibitor == nil, !inhibitRetries.isWaiting else { return }
     do {
       inhibitor = try logind.inhibitSleep()
-      inhibitRetry = 0
+      if inhibitRetries.failures > 0 { Log.info("took the sleep inhibitor after \(inhibitRetries.failures + 1) tries") }
+      inhibitRetries.reset()
+      noteInhibitor(problem: nil)
     } catch {
-      // Right after resume logind may still answer "operation in progress".
-      inhibitRetry += 1
-      let delay = min(5000, 50 << min(inhibitRetry, 7))
-      Log.warning("Inhibit failed (\(error)); retrying in \(delay) ms")
-      loop.after(milliseconds: Int64(delay)) { [unowned self] in
+      if Self.isRefusal(error) {
+        // Not transient: retried when polkit or logind comes (back) on the bus.
+        noteInhibitor(problem: "logind refused a sleep delay inhibitor (\(error.name ?? "")): there is no polkit to allow it")
+        return
+      }
+      // Right after resume logind may still answer "operation in progress":
+      // one retry chain, however many paths ask, said once per streak.
+      let delay = inhibitRetries.failed { [unowned self] in
         if passcodeSet && !preparingForSleep { takeInhibitor() }
       }
+      if inhibitRetries.failures == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }
+    }
+  }
+
+  /// logind saying no (no polkit, or polkit's policy), as opposed to being busy.
+  static func isRefusal(_ error: BusError) -> Bool {
+    ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"]
+      .contains(error.name ?? "")
+  }
+
+  /// Says once, clearly, whether the lock before sleep is still kept without
+  /// the inhibitor: by the system sleep hook when it is installed.
+  func noteInhibitor(problem: String?) {
+    guard problem != inhibitorProblem else { return }
+    inhibitorProblem = problem
+    guard let problem else { return Log.info("the sleep inhibitor is held again") }
+    if SleepHookFiles.hookInstalled {
+      Log.warning("\(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)")
+    } else {
+      Log.error(
+        "\(problem), and \(SleepHookFiles.hook) is not installed: the machine may sleep before the lock screen is up; "
+          + "install polkitd, or passlock's package or scripts/install, whose sleep hook waits for the lock screen")
     }
   }
 
@@ -31,13 +60,27 @@ extension Daemon {
 
   /// Lets the machine sleep once every lockable session shows its lock screen.
   func releaseIfEveryLockerIsReady() {
-    guard preparingForSleep, inhibitor != nil else { return }
-    let pending = lockableSessions().filter {
-      problems[$0.id] == nil && adopted[$0.id] == nil && lockers[$0.id]?.isReady != true
+    guard preparingForSleep, !readyForSleep else { return }
+    let pending = lockableSessions().filter { session in
+      guard problems[session.id] == nil else { return false }  // cannot be locked: not waited for
+      switch locks[session.id] {
+      case nil: return true  // not locked yet
+      case .running(let locker): return !locker.isReady
+      case .adopted, .covered: return false
+      }
     }
     guard pending.isEmpty else { return }
-    releaseInhibitor()
+    sleepMayProceed()
     let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000
     Log.info("every lock screen is up \(Int(elapsed)) ms after PrepareForSleep; sleep may proceed")
+  }
+
+  /// Nothing (more) to wait for before this sleep: the inhibitor goes and
+  /// the sleep hook is told.
+  func sleepMayProceed() {
+    releaseInhibitor()
+    guard preparingForSleep, !readyForSleep else { return }
+    readyForSleep = true
+    sleepHook?.markReady()
   }
 }
