@@ -52,9 +52,12 @@ final class Keymap {
     let keysym = xkb_state_key_get_one_sym(state, code)
     var buffer = [CChar](repeating: 0, count: 64)
     let length = Int(xkb_state_key_get_utf8(state, code, &buffer, buffer.count))
-    let text = buffer.prefix(max(0, min(length, buffer.count - 1))).map { UInt8(bitPattern: $0) }
-    // The text is a password's: wiped once it is handed on.
-    defer { explicit_bzero(&buffer, buffer.count) }
+    var text = buffer.prefix(max(0, min(length, buffer.count - 1))).map { UInt8(bitPattern: $0) }
+    // The text may be a password's: wiped once it is handed on.
+    defer {
+      explicit_bzero(&buffer, buffer.count)
+      text.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+    }
     return KeyboardMapping.keys(keysym: keysym, evdevCode: key, text: text, control: control, passwordField: passwordField)
   }
 }

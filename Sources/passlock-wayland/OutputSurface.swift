@@ -1,4 +1,3 @@
-import CCairo
 import CSessionLock
 import CWaylandClient
 import PasslockCore
@@ -81,15 +80,20 @@ final class OutputSurface {
     ext_session_lock_surface_v1_add_listener(lockSurface, LockListeners.lockSurface, opaque)
   }
 
+  /// The compositor has said the size, and the frame on screen is not the
+  /// one `signature` stands for.
+  func needsFrame(_ signature: String) -> Bool { surface != nil && width > 0 && height > 0 && drawn != signature }
+
   /// Draws the frame `signature` stands for, unless it is already on screen
   /// or the compositor has not said the size yet.
   func draw(
-    signature: String, shm: OpaquePointer, paint: (OpaquePointer, SurfaceLayout) -> Void, layoutFor: (Double, Double) -> SurfaceLayout
+    signature: String, shm: OpaquePointer, lib: DrawingLibrary, paint: (OpaquePointer, SurfaceLayout) -> Void,
+    layoutFor: (Double, Double) -> SurfaceLayout
   ) {
-    guard let surface, width > 0, height > 0, drawn != signature else { return }
-    guard let buffer = ShmBuffer(shm: shm, width: Int32(width) * scale, height: Int32(height) * scale) else { return }
+    guard let surface, needsFrame(signature) else { return }
+    guard let buffer = ShmBuffer(shm: shm, width: Int32(width) * scale, height: Int32(height) * scale, lib: lib) else { return }
     let layout = layoutFor(Double(width), Double(height))
-    cairo_scale(buffer.cairo, Double(scale), Double(scale))
+    lib.scale(buffer.cairo, Double(scale), Double(scale))
     paint(buffer.cairo, layout)
     buffer.flush()
     wl_surface_set_buffer_scale(surface, scale)

@@ -11,11 +11,15 @@ import PasslockPOSIX
 /// out by `SurfaceLayout`.
 struct Painter {
   let renderer: LockRenderer
+  let lib: DrawingLibrary
   /// Said once on stderr when a font lacks characters of the text. (One
   /// thread draws, so the flag needs no lock.)
   private static nonisolated(unsafe) var warnedAboutGlyphs = false
 
-  init(renderer: LockRenderer) { self.renderer = renderer }
+  init(renderer: LockRenderer, lib: DrawingLibrary) {
+    self.renderer = renderer
+    self.lib = lib
+  }
 
   var theme: Theme { renderer.theme }
 
@@ -24,7 +28,7 @@ struct Painter {
     _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, capsLock: Bool, now: Int64
   ) {
     setColor(cairo, SurfacePalette.background)
-    cairo_paint(cairo)
+    lib.paint(cairo)
     if screen.passwordMode {
       paintPasswordField(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock)
     } else {
@@ -48,10 +52,10 @@ struct Painter {
       switch key.key {
       case .digit(let digit):
         // A round key, lightly filled, as on a phone.
-        cairo_new_path(cairo)
-        cairo_arc(cairo, key.centerX, key.centerY, key.radius, 0, 2 * Double.pi)
-        cairo_set_source_rgba(cairo, keyColor.red, keyColor.green, keyColor.blue, 0.16)
-        cairo_fill(cairo)
+        lib.newPath(cairo)
+        lib.arc(cairo, key.centerX, key.centerY, key.radius, 0, 2 * Double.pi)
+        lib.setSourceRGBA(cairo, keyColor.red, keyColor.green, keyColor.blue, 0.16)
+        lib.fill(cairo)
         label = String(digit)
       case .delete: label = "⌫"
       case .external: label = context.externalKey ?? ""
@@ -82,14 +86,14 @@ struct Painter {
       } else if let glyph = index < filled ? theme.filledGlyph : theme.emptyGlyph {
         text(cairo, glyph, in: .init(rect: cell, fontSize: layout.dotRadius * 2.6), color: color)
       } else {
-        cairo_new_path(cairo)
-        cairo_arc(cairo, x, y, layout.dotRadius, 0, 2 * Double.pi)
+        lib.newPath(cairo)
+        lib.arc(cairo, x, y, layout.dotRadius, 0, 2 * Double.pi)
         setColor(cairo, color)
         if index < filled {
-          cairo_fill(cairo)
+          lib.fill(cairo)
         } else {
-          cairo_set_line_width(cairo, layout.unit * 1.5)
-          cairo_stroke(cairo)
+          lib.setLineWidth(cairo, layout.unit * 1.5)
+          lib.stroke(cairo)
         }
       }
     }
@@ -106,17 +110,19 @@ struct Painter {
     let field = layout.entry
     let color = SurfacePalette.color(theme.dotColor)
     let radius = field.height / 4
-    cairo_new_path(cairo)
-    cairo_arc(cairo, field.x + radius, field.y + radius, radius, Double.pi, 1.5 * Double.pi)
-    cairo_arc(cairo, field.x + field.width - radius, field.y + radius, radius, 1.5 * Double.pi, 2 * Double.pi)
-    cairo_arc(cairo, field.x + field.width - radius, field.y + field.height - radius, radius, 0, 0.5 * Double.pi)
-    cairo_arc(cairo, field.x + radius, field.y + field.height - radius, radius, 0.5 * Double.pi, Double.pi)
-    cairo_close_path(cairo)
+    lib.newPath(cairo)
+    lib.arc(cairo, field.x + radius, field.y + radius, radius, Double.pi, 1.5 * Double.pi)
+    lib.arc(cairo, field.x + field.width - radius, field.y + radius, radius, 1.5 * Double.pi, 2 * Double.pi)
+    lib.arc(cairo, field.x + field.width - radius, field.y + field.height - radius, radius, 0, 0.5 * Double.pi)
+    lib.arc(cairo, field.x + radius, field.y + field.height - radius, radius, 0.5 * Double.pi, Double.pi)
+    lib.closePath(cairo)
     setColor(cairo, color)
-    cairo_set_line_width(cairo, layout.unit * 1.5)
-    cairo_stroke(cairo)
+    lib.setLineWidth(cairo, layout.unit * 1.5)
+    lib.stroke(cairo)
     let label = screen.passwordPrompt.map { $0.hasSuffix(" ") ? $0 : $0 + " " } ?? ""
-    let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 64))
+    // As many masks as fit beside PAM's label (the terminal caps them at
+    // its field's width too): a long password does not run out of the field.
+    let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 12))
     text(cairo, label + masks, in: .init(rect: field, fontSize: field.height * 0.42), color: color)
     if capsLock { text(cairo, renderer.texts.capsLock, in: layout.capsLock, color: SurfacePalette.color(theme.errorColor)) }
   }
@@ -125,32 +131,32 @@ struct Painter {
 
   /// One line of `string`, centred in `line.rect`, ellipsized when too wide.
   private func text(_ cairo: OpaquePointer, _ string: String, in line: SurfaceLayout.Line, color: SurfacePalette.RGB, bold: Bool = false) {
-    guard !string.isEmpty, let layout = pango_cairo_create_layout(cairo) else { return }
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
-    let font = pango_font_description_new()
-    defer { pango_font_description_free(font) }
-    pango_font_description_set_family(font, "sans-serif")
-    pango_font_description_set_absolute_size(font, line.fontSize * Double(PANGO_SCALE))
-    pango_font_description_set_weight(font, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL)
-    pango_layout_set_font_description(layout, font)
-    pango_layout_set_single_paragraph_mode(layout, 1)
-    pango_layout_set_width(layout, Int32(line.rect.width * Double(PANGO_SCALE)))
-    pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END)
-    pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER)
-    pango_layout_set_text(layout, string, -1)
-    if pango_layout_get_unknown_glyphs_count(layout) > 0 && !Self.warnedAboutGlyphs {
+    guard !string.isEmpty, let layout = lib.createLayout(cairo) else { return }
+    defer { lib.objectUnref(UnsafeMutableRawPointer(layout)) }
+    let font = lib.fontDescriptionNew()
+    defer { lib.fontDescriptionFree(font) }
+    lib.fontDescriptionSetFamily(font, "sans-serif")
+    lib.fontDescriptionSetAbsoluteSize(font, line.fontSize * Double(PANGO_SCALE))
+    lib.fontDescriptionSetWeight(font, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL)
+    lib.layoutSetFontDescription(layout, font)
+    lib.layoutSetSingleParagraphMode(layout, 1)
+    lib.layoutSetWidth(layout, Int32(line.rect.width * Double(PANGO_SCALE)))
+    lib.layoutSetEllipsize(layout, PANGO_ELLIPSIZE_END)
+    lib.layoutSetAlignment(layout, PANGO_ALIGN_CENTER)
+    lib.layoutSetText(layout, string, -1)
+    if lib.layoutGetUnknownGlyphsCount(layout) > 0 && !Self.warnedAboutGlyphs {
       Self.warnedAboutGlyphs = true
       printError("passlock-wayland: no installed font has every character of \"\(string)\"; install one that does\n")
     }
     var width: Int32 = 0
     var height: Int32 = 0
-    pango_layout_get_pixel_size(layout, &width, &height)
+    lib.layoutGetPixelSize(layout, &width, &height)
     setColor(cairo, color)
-    cairo_move_to(cairo, line.rect.x, line.rect.midY - Double(height) / 2)
-    pango_cairo_show_layout(cairo, layout)
+    lib.moveTo(cairo, line.rect.x, line.rect.midY - Double(height) / 2)
+    lib.showLayout(cairo, layout)
   }
 
   private func setColor(_ cairo: OpaquePointer, _ color: SurfacePalette.RGB) {
-    cairo_set_source_rgb(cairo, color.red, color.green, color.blue)
+    lib.setSourceRGB(cairo, color.red, color.green, color.blue)
   }
 }

@@ -74,7 +74,10 @@ final class Seat {
 
   func key(_ key: UInt32, pressed: Bool) {
     guard pressed else { return }
-    for typed in keymap.keys(pressing: key, passwordField: lock.passwordField) { lock.press(typed) }
+    var keys = keymap.keys(pressing: key, passwordField: lock.passwordField)
+    for typed in keys { lock.press(typed) }
+    // What was typed lives on in the Secret only (the keys are plain values).
+    keys.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
   }
 
   func modifiers(depressed: UInt32, latched: UInt32, locked: UInt32, group: UInt32) {

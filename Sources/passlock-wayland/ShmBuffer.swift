@@ -12,6 +12,7 @@ import Glibc
 /// next frame, and the lock screen holds no frame-sized buffer while it
 /// waits for keys (swaylock does the same with its background).
 struct ShmBuffer {
+  let lib: DrawingLibrary
   let buffer: OpaquePointer
   let cairo: OpaquePointer
   private let surface: OpaquePointer
@@ -20,7 +21,7 @@ struct ShmBuffer {
 
   /// A `width`×`height` ARGB8888 buffer (device pixels), or nil when the
   /// memory cannot be had (the frame is then skipped, the lock stands).
-  init?(shm: OpaquePointer, width: Int32, height: Int32) {
+  init?(shm: OpaquePointer, width: Int32, height: Int32, lib: DrawingLibrary) {
     let stride = width * 4
     let size = Int(stride) * Int(height)
     let fd = passlock_memfd_create("passlock-wayland")
@@ -35,20 +36,22 @@ struct ShmBuffer {
     buffer = wl_shm_pool_create_buffer(pool, 0, width, height, stride, WL_SHM_FORMAT_ARGB8888.rawValue)
     // The buffer keeps the pool's memory; the pool object itself is not needed.
     wl_shm_pool_destroy(pool)
-    surface = cairo_image_surface_create_for_data(
-      data.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_ARGB32, width, height, stride)
-    cairo = cairo_create(surface)
+    self.lib = lib
+    // cairo returns an object in an error state rather than NULL.
+    surface = lib.imageSurfaceCreateForData(
+      data.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_ARGB32, width, height, stride)!
+    cairo = lib.create(surface)!
     self.data = data
     self.size = size
   }
 
   /// Drawing done: cairo's pending work reaches the memory.
-  func flush() { cairo_surface_flush(surface) }
+  func flush() { lib.surfaceFlush(surface) }
 
   /// After the commit: everything of ours goes.
   func release() {
-    cairo_destroy(cairo)
-    cairo_surface_destroy(surface)
+    lib.destroy(cairo)
+    lib.surfaceDestroy(surface)
     wl_buffer_destroy(buffer)
     munmap(data, size)
   }

@@ -32,15 +32,17 @@ final class WaylandLock {
   private var finished = false
 
   private var controller: LockController?
-  private let painter: Painter
+  private let renderer: LockRenderer
+  /// Made with cairo and pango, once the first frame is to be drawn.
+  private var painter: Painter?
   private var readyFD: FileDescriptor?
   /// Keys and clicks that came before the gatekeeper's status replaced the
   /// cached one: they wait, as on the terminal, and count once it is in.
   private var waiting: [(key: InputParser.Key?, keypad: LockRenderer.KeypadKey?)] = []
 
-  init(display: OpaquePointer, painter: Painter, readyFD: FileDescriptor?) {
+  init(display: OpaquePointer, renderer: LockRenderer, readyFD: FileDescriptor?) {
     self.display = display
-    self.painter = painter
+    self.renderer = renderer
     self.readyFD = readyFD
   }
 
@@ -140,7 +142,12 @@ final class WaylandLock {
         if !controller.askForStatus() { break }
       }
       if locked && (controller.screen.finished || controller.failure != nil) { break }
-      drawAll()
+      do { try drawAll() } catch {
+        // Nothing to draw with (a broken install): the session is given
+        // back, never left locked with nothing that could unlock it.
+        if locked { unlock() } else { ext_session_lock_v1_destroy(sessionLock) }
+        throw .refused(error)
+      }
       try waitForEvents(controller)
       if controller.failure == nil { replayWaiting(controller) }
     }
@@ -261,17 +268,26 @@ final class WaylandLock {
     return state.joined(separator: "\u{1f}")
   }
 
-  private func drawAll() {
+  private func drawAll() throws(CommandFailure) {
     guard let controller, let shm else { return }
     let now = LockController.now()
     controller.context.clock = wallClockText()
     let signature = frameSignature(controller, now: now)
+    guard outputs.contains(where: { $0.needsFrame(signature) }) else { return }
+    // The first frame: cairo and pango are loaded now (DrawingLibrary).
+    let painter: Painter
+    if let loaded = self.painter {
+      painter = loaded
+    } else {
+      painter = Painter(renderer: renderer, lib: try DrawingLibrary.load())
+      self.painter = painter
+    }
     let screen = controller.screen
     let context = controller.context
     let capsLock = self.capsLock
     for output in outputs {
       output.draw(
-        signature: signature, shm: shm,
+        signature: signature, shm: shm, lib: painter.lib,
         paint: { cairo, layout in
           painter.paint(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock, now: now)
         },

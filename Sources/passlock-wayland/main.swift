@@ -96,7 +96,7 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
     throw .noSessionLock("cannot connect to the Wayland compositor at \(runtime)/\(displayName): \(String(cString: strerror(errno)))")
   }
   defer { wl_display_disconnect(display) }
-  let session = WaylandLock(display: display, painter: Painter(renderer: renderer), readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
+  let session = WaylandLock(display: display, renderer: renderer, readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
   do throws(WaylandLock.Failure) {
     try session.connect(displayName: displayName)
     // Nothing is locked before the status says a passcode is set.
