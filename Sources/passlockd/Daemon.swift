@@ -170,7 +170,7 @@ final class Daemon {
       }
     } else {
       // Back from sleep: hold logind off again for the next time, and have
-      // the overlays draw themselves again (the clock has moved).
+      // the lock screens draw themselves again (the clock has moved).
       if passcodeSet { takeInhibitor() }
       for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
