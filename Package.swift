@@ -119,7 +119,7 @@ let package = Package(
 
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
-    .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus"]),
+    .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus", "PasslockPOSIX"]),
     .testTarget(
       name: "PasslockStoreTests",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),

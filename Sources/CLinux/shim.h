@@ -15,6 +15,11 @@
 // only with _GNU_SOURCE: the child closes every descriptor from `from` up.
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
+// accept4(2) and pipe2(2), declared by sys/socket.h and unistd.h only with
+// _GNU_SOURCE: a descriptor is close-on-exec from the moment it exists.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern int pipe2(int fds[2], int flags);
+
 // prctl(PR_SET_PDEATHSIG): `signal` is sent to the caller when the thread
 // that created it exits.
 static inline int passlock_set_parent_death_signal(int signal) {

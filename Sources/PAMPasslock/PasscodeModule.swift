@@ -82,15 +82,24 @@ struct PasscodeModule {
     // Only for the person the passcode belongs to, at this machine
     // (PasscodeOffer says who that is, and why).
     let target = Account.lookup(name: user)
-    let session = LogindStateFiles.sessionOfThisProcess().flatMap(LogindStateFiles.session)
     let offer = PasscodeOffer.decide(
       realUID: getuid(), targetUID: target?.uid, remoteHost: pam.item(PAMModuleHandle.remoteHostItem),
-      sessionIsRemote: session?.remote ?? false, allowRemote: options.allowRemote)
+      terminal: pam.item(PAMModuleHandle.terminalItem), origin: Self.origin(of: getuid()), allowRemote: options.allowRemote)
     guard offer == .offer, let target else {
       debug("\(user): \(offer.reason)")
       return offer == .unknownUser ? PAMCode.userUnknown : PAMCode.unavailable
     }
     return geteuid() == 0 ? verifyDirectly(target.name) : verifyThroughHelper(target.name)
+  }
+
+  /// Where a host with real uid `uid` runs, as logind tells it: the session
+  /// its process is in, else the user's display session (a terminal a
+  /// desktop started runs in the user manager, outside any session).
+  static func origin(of uid: uid_t) -> PasscodeOffer.Origin {
+    guard LogindStateFiles.logindRuns else { return .noLogind }
+    let own = LogindStateFiles.sessionOfThisProcess(uid: uid).flatMap(LogindStateFiles.session).flatMap { $0.uid == uid ? $0 : nil }
+    guard let session = own ?? LogindStateFiles.displaySession(of: uid) else { return .noSession }
+    return .session(remote: session.remote)
   }
 
   /// The token, if it can be a passcode at all (a password typed for another

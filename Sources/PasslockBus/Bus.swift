@@ -2,23 +2,26 @@ import Glibc
 import PasslockPOSIX
 
 /// One connection to the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
-/// /run/dbus/system_bus_socket), spoken directly (Wire.swift): EXTERNAL
-/// authentication, descriptor passing, synchronous method calls, signal
-/// subscriptions. No libsystemd: passlockd links nothing but libc. Handlers
-/// run only from `process()`, never inside a call: signals that arrive while
-/// a call waits are queued, and `wakeFD` becomes readable so that the event
-/// loop comes back for them (the socket no longer shows them).
+/// /run/dbus/system_bus_socket), spoken directly: EXTERNAL authentication
+/// (BusAuthentication), descriptor passing (BusInput), synchronous method
+/// calls, signal subscriptions; messages are read and written by
+/// BusMessageReader.swift and BusMessageWriter.swift. No libsystemd:
+/// passlockd links nothing but libc. Handlers run only from `process()`,
+/// never inside a call: signals that arrive while a call waits are queued,
+/// and `wakeFD` becomes readable so that the event loop comes back for them
+/// (the socket no longer shows them).
 public final class Bus {
   public let fd: Int32
   /// Readable while queued signals wait for `process()`.
   public let wakeFD: Int32
   private let wakeWrite: Int32
+  private let socket: FileDescriptor
   /// Our name on the bus (Hello's answer).
   public private(set) var uniqueName = ""
   private var serial: UInt32 = 0
   /// The socket's receiving side; it owns what is not yet framed.
   private let input: BusInput
-  private var queue: [BusMessage] = []
+  private var queue: [ReceivedMessage] = []
   /// The call waiting for its reply: its serial and who may answer it.
   private var pendingCall: (serial: UInt32, replier: String?)?
   private var matches: [Match] = []
@@ -37,18 +40,19 @@ public final class Bus {
 
   public init() throws(BusError) {
     let address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
-    fd = try Self.connect(address)
-    input = BusInput(fd: fd)
+    socket = try Self.connect(address)
+    fd = socket.rawValue
+    input = BusInput(fd: socket)
     let wake: (read: Int32, write: Int32)
     do { wake = try closeOnExecPipe() } catch {
-      Glibc.close(fd)
-      throw BusError(call: "pipe", code: -error.errno)
+      socket.close()
+      throw BusError.system("pipe", errno: error.errno)
     }
     for end in [wake.read, wake.write] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
     wakeFD = wake.read
     wakeWrite = wake.write
     // From here deinit closes the descriptors, also when init throws.
-    try authenticate()
+    try BusAuthentication.run(on: socket)
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     uniqueName = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello").string()
   }
@@ -59,7 +63,7 @@ public final class Bus {
   }
 
   /// The first `unix:path=` or `unix:abstract=` address in `address`.
-  static func connect(_ address: String) throws(BusError) -> Int32 {
+  static func connect(_ address: String) throws(BusError) -> FileDescriptor {
     for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
       var socketAddress: UnixSocketAddress?
       for pair in entry.dropFirst(5).split(separator: ",") {
@@ -67,14 +71,7 @@ public final class Bus {
         if pair.hasPrefix("abstract=") { socketAddress = UnixSocketAddress(abstract: unescape(pair.dropFirst(9))) }
       }
       guard let socketAddress else { continue }
-      let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-      guard fd >= 0 else { throw BusError(call: "socket", code: -errno) }
-      guard socketAddress.withSockaddr({ Glibc.connect(fd, $0, $1) }) == 0 else {
-        let code = -errno
-        Glibc.close(fd)
-        throw BusError(call: "connect \(address)", code: code)
-      }
-      return fd
+      do { return try UnixSocket.connect(socketAddress) } catch { throw BusError.system("connect \(address)", errno: error.errno) }
     }
     throw BusError(call: "connect", code: -EINVAL, message: "no unix: address in '\(address)'")
   }
@@ -94,78 +91,46 @@ public final class Bus {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// SASL EXTERNAL as our uid, asking for descriptor passing (Inhibit answers with one).
-  private func authenticate() throws(BusError) {
-    let uid = String(getuid()).utf8.map { String($0, radix: 16) }.joined()
-    try sendAll(Array("\0AUTH EXTERNAL \(uid)\r\n".utf8))
-    guard try readLine().hasPrefix("OK ") else { throw BusError(call: "authenticate", code: -EACCES, message: "the bus refused EXTERNAL") }
-    try sendAll(Array("NEGOTIATE_UNIX_FD\r\n".utf8))
-    guard try readLine().hasPrefix("AGREE_UNIX_FD") else {
-      throw BusError(call: "authenticate", code: -EPROTO, message: "the bus does not pass descriptors")
-    }
-    try sendAll(Array("BEGIN\r\n".utf8))
-  }
-
-  /// One line of the (blocking, still) authentication exchange, within 5 s:
-  /// a bus that never answers must not hold up the daemon's start for ever.
-  private func readLine() throws(BusError) -> String {
-    var line: [UInt8] = []
-    var byte: UInt8 = 0
-    let deadline = monotonicNanoseconds() + 5_000_000_000
-    while line.count < 4096 {
-      let now = monotonicNanoseconds()
-      guard now < deadline else { throw BusError(call: "authenticate", code: -ETIMEDOUT) }
-      var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      if poll(&readable, 1, Int32((deadline - now) / 1_000_000 + 1)) == 0 { continue }
-      let n = Glibc.read(fd, &byte, 1)
-      if n < 0 && errno == EINTR { continue }
-      guard n == 1 else { throw BusError(call: "authenticate", code: n == 0 ? -ECONNRESET : -errno) }
-      if byte == UInt8(ascii: "\n") {
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        return String(decoding: line, as: UTF8.self)
-      }
-      line.append(byte)
-    }
-    throw BusError(call: "authenticate", code: -EPROTO, message: "line too long")
-  }
-
   /// Sends all of `bytes` within 5 s. A message only partly sent leaves the
   /// stream unframeable for the bus: then the connection counts as lost.
   private func sendAll(_ bytes: [UInt8]) throws(BusError) {
     var offset = 0
     let deadline = monotonicNanoseconds() + 5_000_000_000
     while offset < bytes.count {
-      let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if n < 0 {
-        if errno == EINTR { continue }
-        if errno == EAGAIN {
-          guard monotonicNanoseconds() < deadline else {
-            if offset > 0 { closed = true }
-            throw BusError(call: "send", code: -ETIMEDOUT)
-          }
-          var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-          _ = poll(&writable, 1, 1000)
-          continue
+      switch UnixSocket.send(socket, bytes[offset...]) {
+      case .success(let n): offset += n
+      case .failure(let error) where error.errno == EAGAIN:
+        guard monotonicNanoseconds() < deadline else {
+          if offset > 0 { closed = true }
+          throw BusError(call: "send", code: -ETIMEDOUT, message: "the bus took nothing for 5 s")
         }
+        var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        _ = poll(&writable, 1, 1000)
+      case .failure(let error):
         closed = true
-        throw BusError(call: "send", code: -errno)
+        throw BusError.system("send", errno: error.errno)
       }
-      offset += n
     }
+  }
+
+  private func nextSerial() -> UInt32 {
+    serial &+= 1
+    if serial == 0 { serial = 1 }
+    return serial
   }
 
   /// Reads what the socket has; keeps what `wanted` takes. Sets `closed` at
   /// the end of the connection.
   private func readInput() {
     guard !closed else { return }
-    if input.receive({ if wanted($0) { queue.append($0) } }) == .closed { closed = true }
+    if input.receive({ if wanted($0.message) { queue.append($0) } }) == .closed { closed = true }
   }
 
   /// What is kept of each message read: the reply to the call waiting for
   /// one (from whom it was sent to), and signals some subscription (or the
-  /// owner bookkeeping) could take. Anything else (a method call to us, a
-  /// signal nobody asked for, a stray reply) is dropped at once, with its
-  /// descriptors.
+  /// owner bookkeeping) could take. Anything else (a signal nobody asked
+  /// for, a stray reply) is dropped at once, with its descriptors; a method
+  /// call to us is answered with an error (we offer none) and dropped.
   private func wanted(_ message: BusMessage) -> Bool {
     switch message.kind {
     case .methodReturn, .error:
@@ -178,6 +143,12 @@ public final class Bus {
       if owners.keys.contains(where: { isOwnerChange(of: $0, message) }) { return true }
       return matches.contains { $0.interface == message.interface && isOwner(sender, of: $0.sender) }
     case .methodCall:
+      if message.expectsReply, let sender = message.sender {
+        let reply = BusMessageWriter.errorReply(
+          serial: nextSerial(), replySerial: message.serial, destination: sender,
+          name: "org.freedesktop.DBus.Error.UnknownMethod", text: "passlockd offers no methods on the bus")
+        try? sendAll(reply)
+      }
       return false
     }
   }
@@ -203,8 +174,8 @@ public final class Bus {
     while Glibc.read(wakeFD, &drained, drained.count) > 0 {}
     readInput()
     while !queue.isEmpty {
-      let message = queue.removeFirst()
-      dispatch(message)
+      let received = queue.removeFirst()
+      dispatch(received.message)
     }
     return !closed
   }
@@ -248,39 +219,48 @@ public final class Bus {
     _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = [],
     timeoutMicroseconds: UInt64 = 5_000_000
   ) throws(BusError) -> BusMessage {
-    try callKeepingOrder(destination, path, interface, member, arguments, timeoutMicroseconds: timeoutMicroseconds).reply
+    try callKeepingOrder(destination, path, interface, member, arguments, timeoutMicroseconds: timeoutMicroseconds).reply.message
+  }
+
+  /// Calls a method whose reply carries descriptors (logind's Inhibit): the
+  /// reply's descriptor `unixFD()` names, duplicated for the caller to keep.
+  public func callForDescriptor(
+    _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = []
+  ) throws(BusError) -> Int32 {
+    let reply = try callKeepingOrder(destination, path, interface, member, arguments).reply
+    return try reply.duplicate(try reply.message.unixFD())
   }
 
   /// The reply, and how many queued messages arrived before it.
   private func callKeepingOrder(
     _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue] = [],
     timeoutMicroseconds: UInt64 = 5_000_000
-  ) throws(BusError) -> (reply: BusMessage, earlier: Int) {
-    serial &+= 1
-    if serial == 0 { serial = 1 }
-    let sent = serial
+  ) throws(BusError) -> (reply: ReceivedMessage, earlier: Int) {
+    let sent = nextSerial()
     pendingCall = (sent, replier(for: destination))
     defer { pendingCall = nil }
     try sendAll(
-      Wire.methodCall(serial: sent, destination: destination, path: path, interface: interface, member: member, arguments: arguments))
+      BusMessageWriter.methodCall(
+        serial: sent, destination: destination, path: path, interface: interface, member: member, arguments: arguments))
     let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
     // What was read off the socket meanwhile will not show on its fd.
     defer {
-      queue.removeAll { $0.kind != .signal }  // late or stray replies
+      queue.removeAll { $0.message.kind != .signal }  // late or stray replies
       if !queue.isEmpty { ringWake() }
     }
     while true {
-      if let index = queue.firstIndex(where: { $0.replySerial == sent && ($0.kind == .methodReturn || $0.kind == .error) }) {
-        let reply = queue.remove(at: index)
+      if let index = queue.firstIndex(where: { $0.message.replySerial == sent && $0.message.kind != .signal }) {
+        let received = queue.remove(at: index)
+        let reply = received.message
         guard reply.kind == .methodReturn else {
           let text = reply.signature.hasPrefix("s") ? try? reply.string() : nil
           throw BusError(call: "\(interface).\(member)", code: -EIO, name: reply.errorName, message: text)
         }
-        return (reply, index)
+        return (received, index)
       }
-      guard !closed else { throw BusError(call: "\(interface).\(member)", code: -ECONNRESET) }
+      guard !closed else { throw BusError(call: "\(interface).\(member)", code: -ECONNRESET, message: "the bus connection ended") }
       let now = monotonicNanoseconds()
-      guard now < deadline else { throw BusError(call: "\(interface).\(member)", code: -ETIMEDOUT) }
+      guard now < deadline else { throw BusError(call: "\(interface).\(member)", code: -ETIMEDOUT, message: "no reply") }
       var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
       _ = poll(&readable, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
       readInput()
@@ -319,9 +299,9 @@ public final class Bus {
       if let (reply, earlier) = try? callKeepingOrder(
         "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(sender)])
       {
-        owners[sender] = (try? reply.string()) ?? ""
+        owners[sender] = (try? reply.message.string()) ?? ""
         // Changes queued before the answer are older than it.
-        let older = queue.prefix(earlier).filter { !isOwnerChange(of: sender, $0) }
+        let older = queue.prefix(earlier).filter { !isOwnerChange(of: sender, $0.message) }
         queue = older + queue.dropFirst(earlier)
       }
     }
@@ -332,56 +312,5 @@ public final class Bus {
     defer { message.rewind() }
     return message.kind == .signal && message.member == "NameOwnerChanged" && message.sender == "org.freedesktop.DBus"
       && (try? message.string()) == name
-  }
-}
-
-/// A basic value to send.
-public enum BusValue {
-  case string(String)
-  case objectPath(String)
-  case bool(Bool)
-  case uint32(UInt32)
-}
-
-/// A failed bus call: the call, its negative errno, and D-Bus's error name.
-public struct BusError: Error, CustomStringConvertible {
-  public var call: String
-  public var code: Int32
-  public var name: String?
-  public var message: String?
-
-  public init(call: String, code: Int32, name: String? = nil, message: String? = nil) {
-    self.call = call
-    self.code = code
-    self.name = name
-    self.message = message
-  }
-
-  public var description: String {
-    if let name { return "\(call): \(name): \(message ?? "")" }
-    if let message { return "\(call): \(message)" }
-    return "\(call): \(String(cString: strerror(-code)))"
-  }
-}
-
-/// sd_notify's protocol, only where systemd asked for it (NOTIFY_SOCKET is set).
-public enum ServiceManager {
-  public static func notify(_ state: String) {
-    guard let path = environment("NOTIFY_SOCKET"),
-      let address = path.hasPrefix("@")
-        ? UnixSocketAddress(abstract: String(path.dropFirst())) : path.hasPrefix("/") ? UnixSocketAddress(path: path) : nil
-    else { return }
-    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return }
-    defer { close(fd) }
-    _ = state.withCString { text in address.withSockaddr { sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, $1) } }
-  }
-
-  /// The watchdog interval systemd expects pings within, if any (WATCHDOG_USEC,
-  /// for this process when WATCHDOG_PID says which).
-  public static func watchdogMicroseconds() -> UInt64? {
-    guard let text = environment("WATCHDOG_USEC"), let usec = UInt64(text), usec > 0 else { return nil }
-    if let pid = environment("WATCHDOG_PID"), pid_t(pid) != getpid() { return nil }
-    return usec
   }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockPOSIX
 
 /// The receiving side of the bus socket: recvmsg(2), the descriptors passed
 /// with the bytes, and framing into messages.
@@ -17,7 +18,7 @@ import Glibc
 /// descriptors with the message's first bytes. So they belong to the one
 /// message with UNIX_FDS > 0 that starts within that read's bytes.
 final class BusInput {
-  let fd: Int32
+  let fd: FileDescriptor
   /// The most descriptors held at once (a read's beyond it are closed).
   let descriptorCap: Int
 
@@ -26,8 +27,6 @@ final class BusInput {
   private var base = 0
   private var batches: [Batch] = []
   private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
-  /// Room for the 253 descriptors (SCM_MAX_FD) one read can carry.
-  private var controlBuffer = [UInt8](repeating: 0, count: 4096)
 
   /// Descriptors that came with the bytes at stream offsets start..<end.
   private struct Batch {
@@ -38,7 +37,7 @@ final class BusInput {
     var whole: Bool
   }
 
-  init(fd: Int32, descriptorCap: Int = 256) {
+  init(fd: FileDescriptor, descriptorCap: Int = 256) {
     self.fd = fd
     self.descriptorCap = descriptorCap
   }
@@ -54,39 +53,22 @@ final class BusInput {
   /// a flood does not keep the caller from its other work) and hands every
   /// complete message to `take`. `.closed` at the end of the connection or
   /// when the stream can no longer be framed.
-  func receive(reads: Int = 64, _ take: (BusMessage) -> Void) -> State {
+  func receive(reads: Int = 64, _ take: (ReceivedMessage) -> Void) -> State {
     for _ in 0..<reads {
-      var n = 0
-      var received: [Int32] = []
-      var truncated = false
-      receiveBuffer.withUnsafeMutableBytes { data in
-        controlBuffer.withUnsafeMutableBytes { control in
-          var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
-          withUnsafeMutablePointer(to: &vector) { vectorPointer in
-            var header = msghdr()
-            header.msg_iov = vectorPointer
-            header.msg_iovlen = 1
-            header.msg_control = control.baseAddress
-            header.msg_controllen = control.count
-            n = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
-            guard n >= 0 else { return }
-            received = Self.passedDescriptors(header)
-            truncated = header.msg_flags & Int32(MSG_CTRUNC) != 0
-          }
-        }
+      // Room for the 253 descriptors (SCM_MAX_FD) one read can carry.
+      let received: UnixSocket.Received
+      switch UnixSocket.receive(fd, into: &receiveBuffer, descriptorRoom: 253) {
+      case .success(let got): received = got
+      case .failure(let error): return error.errno == EAGAIN ? .open : .closed
       }
-      if n < 0 {
-        if errno == EINTR { continue }
-        return errno == EAGAIN ? .open : .closed
-      }
-      if n == 0 {
-        closeAll(received)
+      if received.count == 0 {
+        closeAll(received.descriptors)
         return .closed
       }
       let start = base + bytes.count
-      bytes += receiveBuffer[..<n]
-      if !received.isEmpty || truncated {
-        var batch = Batch(start: start, end: start + n, fds: received, whole: !truncated)
+      bytes += receiveBuffer[..<received.count]
+      if !received.descriptors.isEmpty || received.truncated {
+        var batch = Batch(start: start, end: start + received.count, fds: received.descriptors, whole: !received.truncated)
         let room = max(0, descriptorCap - heldDescriptors)
         if batch.fds.count > room {
           closeAll(Array(batch.fds[room...]))
@@ -102,7 +84,7 @@ final class BusInput {
 
   /// Parses every complete message in `bytes`; false when the stream breaks
   /// the protocol (nothing after that point can be framed).
-  private func frame(_ take: (BusMessage) -> Void) -> Bool {
+  private func frame(_ take: (ReceivedMessage) -> Void) -> Bool {
     var offset = 0
     defer {
       bytes.removeFirst(offset)
@@ -116,7 +98,7 @@ final class BusInput {
     while true {
       let length: Int
       do {
-        guard let framed = try Wire.messageLength(bytes, from: offset), bytes.count - offset >= framed else { return true }
+        guard let framed = try BusWireFormat.messageLength(bytes, from: offset), bytes.count - offset >= framed else { return true }
         length = framed
       } catch {
         return false
@@ -128,6 +110,7 @@ final class BusInput {
         // Whatever it carried is closed with the batch it came in.
         continue
       }
+      var descriptors: [Int32] = []
       if message.descriptorCount > 0 {
         guard let index = batches.firstIndex(where: { $0.start <= start && start < $0.end }) else { continue }
         let batch = batches.remove(at: index)
@@ -135,30 +118,34 @@ final class BusInput {
           closeAll(batch.fds)
           continue  // its descriptors did not all arrive: it cannot be read
         }
-        message.adopt(batch.fds)
+        descriptors = batch.fds
       }
-      take(message)  // a message not kept closes its descriptors as it goes
+      take(ReceivedMessage(message, descriptors: descriptors))  // one not kept closes its descriptors as it goes
     }
   }
 
   private func closeAll(_ fds: [Int32]) { for descriptor in fds { close(descriptor) } }
+}
 
-  /// SCM_RIGHTS descriptors in a received message's control data.
-  private static func passedDescriptors(_ header: msghdr) -> [Int32] {
-    var found: [Int32] = []
-    guard let control = header.msg_control, header.msg_controllen >= MemoryLayout<cmsghdr>.size else { return found }
-    var offset = 0
-    while offset + MemoryLayout<cmsghdr>.size <= header.msg_controllen {
-      let message = control.advanced(by: offset).assumingMemoryBound(to: cmsghdr.self).pointee
-      let length = Int(message.cmsg_len)
-      guard length >= MemoryLayout<cmsghdr>.size, offset + length <= header.msg_controllen else { break }
-      if message.cmsg_level == SOL_SOCKET && message.cmsg_type == Int32(SCM_RIGHTS) {
-        let count = (length - MemoryLayout<cmsghdr>.size) / MemoryLayout<Int32>.size
-        let data = control.advanced(by: offset + MemoryLayout<cmsghdr>.size)
-        for i in 0..<count { found.append(data.load(fromByteOffset: i * 4, as: Int32.self)) }
-      }
-      offset += (length + MemoryLayout<Int>.size - 1) / MemoryLayout<Int>.size * MemoryLayout<Int>.size
-    }
-    return found
+/// A message and the descriptors that came with it, which it owns: they are
+/// closed when it goes (BusMessage itself holds only their indices).
+final class ReceivedMessage {
+  let message: BusMessage
+  private let descriptors: [Int32]
+
+  init(_ message: BusMessage, descriptors: [Int32]) {
+    self.message = message
+    self.descriptors = descriptors
+  }
+
+  deinit { for fd in descriptors { close(fd) } }
+
+  /// The message's descriptor at `index` (as `unixFD()` read it), duplicated
+  /// close-on-exec so that it outlives the message.
+  func duplicate(_ index: Int) throws(BusError) -> Int32 {
+    guard index < descriptors.count else { throw .malformed("descriptor index out of range") }
+    let copy = fcntl(descriptors[index], F_DUPFD_CLOEXEC, 3)
+    guard copy >= 0 else { throw BusError.system("dup", errno: errno) }
+    return copy
   }
 }

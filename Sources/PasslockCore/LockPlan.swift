@@ -11,9 +11,12 @@ public struct LogindSession: Equatable, Sendable {
   public var type: String
   /// The session's leader process (login, a shell), 0 when unknown.
   public var leader: UInt32
+  /// The seat it is on ("seat0"), or empty.
+  public var seat: String
 
   public init(
-    id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty", leader: UInt32 = 0
+    id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty", leader: UInt32 = 0,
+    seat: String = ""
   ) {
     self.id = id
     self.path = path
@@ -22,7 +25,14 @@ public struct LogindSession: Equatable, Sendable {
     self.vtNumber = vtNumber
     self.type = type
     self.leader = leader
+    self.seat = seat
   }
+
+  /// Whether a logind session of class `sessionClass` is a login of the
+  /// user's own: `user` (and systemd 256's `user-early`, `user-incomplete`,
+  /// `user-light`…). Not the user manager's (`manager`, Debian 13 gives
+  /// every user one), a greeter's, a lock screen's or `background` ones.
+  public static func isLogin(sessionClass: String) -> Bool { sessionClass.hasPrefix("user") }
 
   /// A display server's session: it may have a VT but no TTY.
   public var isGraphical: Bool { ["x11", "wayland", "mir"].contains(type) }
@@ -45,18 +55,28 @@ public enum LockPlan: Equatable, Sendable {
   /// can open a terminal for reading and writing. `seatShared`: the console
   /// holder refused because another user has a session on the seat (a
   /// console lock would shut them out), so a console login is locked on its
-  /// own terminal instead, as vlock without -a does.
-  public init(_ session: LogindSession, consoleMode: String, seatShared: Bool = false, canOpen: (String) -> Bool) {
+  /// own terminal instead, as vlock without -a does. `onScreen`: whether
+  /// logind has the session active on its seat (nil when unknown). A console
+  /// lock covers whatever is on screen, so a session in the background is
+  /// locked on its own terminal; one with none (a display server's) cannot
+  /// be locked until it comes to the front.
+  public init(
+    _ session: LogindSession, consoleMode: String, seatShared: Bool = false, onScreen: Bool? = nil,
+    canOpen: (String) -> Bool
+  ) {
     let onItsVT = session.vtNumber > 0 && (session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical)
     if session.remote {
       self = .remote
-    } else if consoleMode != "direct", onItsVT, !seatShared {
+    } else if consoleMode != "direct", onItsVT, !seatShared, onScreen != false {
       self = .virtualConsole(Int32(session.vtNumber))
     } else if session.tty.isEmpty {
-      self = .cannot(
-        seatShared
-          ? "another user has a session on this seat, and a \(session.type) session has no terminal of its own to lock"
-          : session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
+      if seatShared {
+        self = .cannot("another user has a session on this seat, and a \(session.type) session has no terminal of its own to lock")
+      } else if onScreen == false && consoleMode != "direct" && onItsVT {
+        self = .cannot("a \(session.type) session in the background has no terminal of its own to lock")
+      } else {
+        self = .cannot(session.isGraphical ? "a \(session.type) session without a VT (or Console.Mode=direct)" : "it has no TTY")
+      }
     } else if !canOpen(session.tty) {
       self = .cannot("\(session.tty) cannot be opened by this user")
     } else {

@@ -9,35 +9,65 @@
 ///   password, sudo with `targetpw`/`rootpw` have another real uid: the
 ///   passcode never applies there, so nobody can guess it, count against it
 ///   or learn whether it exists through someone else's setuid program.
-/// - it is not remote: PAM_RHOST names another host (sshd, a remote display
-///   manager), or the process runs inside a logind session that logind
-///   marks `Remote=yes` (sudo or su typed in an ssh session: they never set
-///   PAM_RHOST). `allow_remote` lifts this part only.
+/// - it is at this machine. PAM_RHOST, when set, must be an X display
+///   (":0"): any host name, loopback's too, is a network login (`ssh
+///   alice@127.0.0.1` is another user's way in). A host run as root (not on
+///   the user's behalf) must name a terminal of this machine in PAM_TTY: a
+///   VT, a serial line, a pty, an X display; sshd says "ssh", a daemon
+///   nothing. A host with the user's real uid is judged by the logind session
+///   it runs in, or, outside one (a terminal a desktop started), by the
+///   user's display session: `Remote=yes` (sudo typed in an ssh login) or
+///   none at all where logind runs is not at this machine.
+///   `allow_remote` lifts this part only.
 public enum PasscodeOffer: Equatable, Sendable {
   case offer
   /// PAM_USER has no account (nothing to look the store up by).
   case unknownUser
   /// The process asking belongs to someone else (its real uid).
   case notTheOwner(realUID: UInt32, targetUID: UInt32)
-  /// From another machine: the host named, or "a remote logind session".
+  /// Not at this machine, and why.
   case remote(String)
 
-  /// `sessionIsRemote`: the host's own logind session is `Remote=yes`
-  /// (false outside a session, or where logind does not run).
+  /// Where a host with the user's real uid runs, as logind tells it.
+  public enum Origin: Equatable, Sendable {
+    /// logind does not run: PAM_RHOST is all there is.
+    case noLogind
+    /// The user's logind session it runs in (or their display session).
+    case session(remote: Bool)
+    /// logind runs, but no session of the user's says where they are.
+    case noSession
+  }
+
   public static func decide(
-    realUID: UInt32, targetUID: UInt32?, remoteHost: String?, sessionIsRemote: Bool, allowRemote: Bool
+    realUID: UInt32, targetUID: UInt32?, remoteHost: String?, terminal: String?, origin: Origin, allowRemote: Bool
   ) -> PasscodeOffer {
     guard let targetUID else { return .unknownUser }
     guard realUID == 0 || realUID == targetUID else { return .notTheOwner(realUID: realUID, targetUID: targetUID) }
     guard !allowRemote else { return .offer }
-    if let host = remoteHost, !host.isEmpty, !isLocal(host) { return .remote(host) }
-    if sessionIsRemote { return .remote("a remote logind session") }
-    return .offer
+    if let host = remoteHost, !host.isEmpty, !isDisplay(host) { return .remote("PAM_RHOST \(host)") }
+    if realUID == 0 {
+      guard let terminal, isLocalTerminal(terminal) else { return .remote("PAM_TTY \(terminal ?? "unset") is no terminal of this machine") }
+      return .offer
+    }
+    switch origin {
+    case .noLogind, .session(remote: false): return .offer
+    case .session(remote: true): return .remote("a remote logind session")
+    case .noSession: return .remote("no logind session of the user's says where they are")
+    }
   }
 
-  /// PAM_RHOST values that mean this machine (X display names start with ':').
-  public static func isLocal(_ host: String) -> Bool {
-    host == "localhost" || host == "127.0.0.1" || host == "::1" || host.hasPrefix(":")
+  /// PAM_TTY values that name a terminal of this machine: a VT, a serial
+  /// line, a pty, the console, an X display (":0").
+  public static func isLocalTerminal(_ terminal: String) -> Bool {
+    let name = terminal.hasPrefix("/dev/") ? String(terminal.dropFirst(5)) : terminal
+    return isDisplay(name) || name == "console" || (name.hasPrefix("tty") && name.count > 3) || name.hasPrefix("pts/")
+  }
+
+  /// A local X display name, ":0" or ":1.0" (not "::1", an IPv6 host).
+  public static func isDisplay(_ name: String) -> Bool {
+    guard name.hasPrefix(":") else { return false }
+    let parts = name.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
+    return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
   }
 
   /// Why the passcode was not offered, for the module's debug log.

@@ -27,6 +27,7 @@ public struct PAMModuleHandle {
   }
 
   public static var remoteHostItem: Int32 { PAM_RHOST }
+  public static var terminalItem: Int32 { PAM_TTY }
 
   /// The passcode via pam_get_authtok, which honours use_first_pass,
   /// try_first_pass and use_authtok itself and prompts at most once.

@@ -59,28 +59,47 @@ public enum LogindStateFiles {
       sessionClass: fields["CLASS"] ?? "user", state: fields["STATE"] ?? "", remote: fields["REMOTE"] == "1")
   }
 
-  /// The logind session this process belongs to, from its control group
-  /// (`…/session-ID.scope`, as sd_pid_get_session reads it); nil outside one.
-  public static func sessionOfThisProcess() -> String? {
+  /// The logind session of `uid`'s this process runs in, from its control
+  /// group, or nil outside one.
+  public static func sessionOfThisProcess(uid: uid_t) -> String? {
     guard let fd = try? FileDescriptor.open("/proc/self/cgroup", O_RDONLY) else { return nil }
     defer { fd.close() }
     guard let bytes = try? fd.readAll(limit: 1 << 16) else { return nil }
-    return sessionID(inControlGroups: String(decoding: bytes, as: UTF8.self))
+    return sessionID(inControlGroups: String(decoding: bytes, as: UTF8.self), uid: uid)
   }
 
   /// The session id in /proc/PID/cgroup's text (cgroup v2's `0::/path`, or
-  /// v1's `name=systemd` hierarchy).
-  public static func sessionID(inControlGroups text: String) -> String? {
+  /// v1's `name=systemd` hierarchy), only in the exact place logind puts a
+  /// session of `uid`: /user.slice/user-UID.slice/session-ID.scope. The user
+  /// may make cgroups named like that inside their own user manager's
+  /// delegated subtree; those are deeper, and do not count.
+  public static func sessionID(inControlGroups text: String, uid: uid_t) -> String? {
+    let prefix = "/user.slice/user-\(uid).slice/session-"
     for line in text.split(separator: "\n") {
       let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
       guard parts.count == 3, parts[1].isEmpty || parts[1] == "name=systemd" else { continue }
-      for component in parts[2].split(separator: "/").reversed()
-      where component.hasPrefix("session-") && component.hasSuffix(".scope") {
-        let id = String(component.dropFirst("session-".count).dropLast(".scope".count))
-        if isName(id) { return id }
-      }
+      let path = parts[2]
+      guard path.hasPrefix(prefix), path.hasSuffix(".scope") else { continue }
+      let id = String(path.dropFirst(prefix.count).dropLast(".scope".count))
+      if isName(id) { return id }
     }
     return nil
+  }
+
+  /// Whether systemd runs this machine (sd_booted(3): /run/systemd/system
+  /// exists), and so systemd-logind keeps its state here.
+  public static var logindRuns: Bool {
+    var st = stat()
+    return lstat("/run/systemd/system", &st) == 0 && st.st_uid == 0 && st.st_mode & S_IFMT == S_IFDIR
+  }
+
+  /// `uid`'s display session (logind's pick of the user's main session:
+  /// graphical before text, local before remote), if any.
+  public static func displaySession(of uid: uid_t) -> Session? {
+    guard let fields = RootOwnedFile.keyValues("/run/systemd/users/\(uid)"), let id = fields["DISPLAY"], !id.isEmpty,
+      let session = session(id), session.uid == uid
+    else { return nil }
+    return session
   }
 
   /// Seat and session ids are short tokens ("seat0", "3", "c1").

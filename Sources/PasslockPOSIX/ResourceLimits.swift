@@ -13,6 +13,16 @@ public enum ResourceLimits {
     _ = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
   }
 
+  /// Runs `body` with RLIMIT_FSIZE unlimited, then puts the caller's back
+  /// (for a program whose children must keep the limit it was given).
+  public static func withoutFileSizeLimit<T>(_ body: () -> T) -> T {
+    var saved = rlimit()
+    let got = getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved) == 0
+    liftFileSizeLimit()
+    defer { if got { _ = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved) } }
+    return body()
+  }
+
   /// The soft RLIMIT_NOFILE raised to the hard limit: descriptors a peer
   /// passes us (D-Bus messages) must not run a daemon out of them.
   public static func raiseOpenFileLimit() {

@@ -69,7 +69,9 @@ public struct SecureDirectory: ~Copyable {
   /// Replaces `name` atomically with `contents` (mode 0600): a crash at any
   /// point leaves either the old file or the new one, never a mix.
   public func replace(_ name: String, with contents: String, failBeforeRename: Bool = false) throws(StoreFileError) {
-    let temporary = ".\(name).tmp"
+    // Our own name: a pending clear is written without the store's lock, so
+    // two writers of one file must not share a temporary.
+    let temporary = ".\(name).\(getpid()).tmp"
     let full = path + "/" + temporary
     _ = unlinkat(fd.rawValue, temporary, 0)
     do throws(SystemError) {

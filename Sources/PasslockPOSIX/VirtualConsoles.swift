@@ -55,17 +55,3 @@ public struct VirtualConsoles {
     guard passlock_vt_disallocate(fd, vt) == 0 else { throw SystemError("VT_DISALLOCATE \(vt)") }
   }
 }
-
-/// Who is at the other end of a Unix socket (getsockopt SO_PEERCRED), as the
-/// kernel recorded it when they connected.
-public struct PeerCredentials: Equatable, Sendable {
-  public var pid: pid_t
-  public var uid: uid_t
-  public var gid: gid_t
-
-  public static func of(_ socket: Int32) throws(SystemError) -> PeerCredentials {
-    var peer = passlock_peer_credentials()
-    guard passlock_get_peer_credentials(socket, &peer) == 0 else { throw SystemError("getsockopt SO_PEERCRED") }
-    return PeerCredentials(pid: peer.pid, uid: peer.uid, gid: peer.gid)
-  }
-}

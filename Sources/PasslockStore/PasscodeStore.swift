@@ -127,7 +127,7 @@ public struct PasscodeStore: ~Copyable {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
     let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
       let previous: AttemptRecord
-      switch attempts() {
+      switch storedAttempts() {
       case .unusable(let reason): return .failure(.accountPasswordRequired(reason))
       case .record(let attempts): previous = attempts
       }
@@ -152,7 +152,7 @@ public struct PasscodeStore: ~Copyable {
 
     return try exclusively { () throws(StoreError) -> Verdict in
       // Re-read: other tries may have been counted while we hashed.
-      guard case .record(var current) = attempts() else { return .accountPasswordRequired(reason: nil) }
+      guard case .record(var current) = storedAttempts() else { return .accountPasswordRequired(reason: nil) }
       if ConstantTime.equals(computed, record.hash) {
         // The boot id matters only on success: read it then, not on every try.
         try write(.succeeded(now: now, boot: boot ?? BootID.current()))
@@ -177,7 +177,9 @@ public struct PasscodeStore: ~Copyable {
 
   /// Runs `body` holding the store's lock (flock on its directory, waited
   /// for at most SecureDirectory.lockDeadlineSeconds: then `.busy`). A clear
-  /// left pending is carried out first.
+  /// left pending is carried out first; bodies read the counter as stored
+  /// (`storedAttempts`), so a clear recorded while they run cannot make a
+  /// count of theirs vanish when it is carried out later.
   func exclusively<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     try wrap { () throws(StoreFileError) in try directory.lock() }
     defer { directory.unlock() }
@@ -234,7 +236,7 @@ public struct PasscodeStore: ~Copyable {
   public func clearAttempts() throws(StoreError) -> ClearingAttempts {
     do {
       try exclusively { () throws(StoreError) in
-        guard case .record(let record) = attempts() else { return try write(.cleared) }
+        guard case .record(let record) = storedAttempts() else { return try write(.cleared) }
         try write(record.clearingFailures())
       }
       return .cleared
@@ -264,7 +266,7 @@ public struct PasscodeStore: ~Copyable {
   /// back one counted for an attempt that did not fail.
   public func countExternalFailure(by delta: Int = 1) throws(StoreError) {
     try exclusively { () throws(StoreError) in
-      guard case .record(var record) = attempts() else { return }
+      guard case .record(var record) = storedAttempts() else { return }
       record.externalFailures = max(0, record.externalFailures + delta)
       try write(record)
     }
@@ -275,7 +277,7 @@ public struct PasscodeStore: ~Copyable {
   /// itself restarts (as on iOS).
   public func externalSucceeded() throws(StoreError) {
     try exclusively { () throws(StoreError) in
-      guard case .record(let record) = attempts() else { return }
+      guard case .record(let record) = storedAttempts() else { return }
       try write(record.afterExternalSuccess())
     }
   }

@@ -1,4 +1,5 @@
 import Glibc
+import PasslockCore
 import PasslockPOSIX
 
 /// The session on screen, as systemd-logind records it in its public state
@@ -39,11 +40,11 @@ struct ActiveSession: Equatable {
   }
 
   /// Sessions of other users on seat0 that a console lock would shut out:
-  /// class `user` (not a greeter), not closing.
+  /// logins (class `user`, `user-early`…; not a greeter), not closing.
   static func othersOnSeat(besides uid: uid_t) -> [LogindStateFiles.Session] {
     guard let seat = LogindStateFiles.seat("seat0") else { return [] }
     return seat.sessions.compactMap(LogindStateFiles.session).filter {
-      $0.uid != uid && $0.sessionClass == "user" && $0.state != "closing"
+      $0.uid != uid && LogindSession.isLogin(sessionClass: $0.sessionClass) && $0.state != "closing"
     }
   }
 }

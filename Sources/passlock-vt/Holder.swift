@@ -93,8 +93,9 @@ struct Holder {
     } catch {
       // Nothing new is locked: leave the console as it was (a lock a killed
       // holder left stays locked, with its record), and say so.
-      if stale != nil {
+      if let stale {
         try? console.lockSwitching()
+        _ = stale.write()  // its record again, not the one naming our freed VT
       } else {
         console.unlockSwitching()
         // The session back on screen if the switch went through (a lock that
@@ -165,19 +166,24 @@ struct State {
       + State.end
   }
 
-  /// Writes the record; false unless all of it was written. Not fsynced: the
-  /// record is for a holder killed while the machine runs (a reboot resets
-  /// the consoles and empties /run), and other processes see a written file
-  /// at once. An fsync cost 2–3 ms before the switch wherever /run is not a
-  /// tmpfs. (The caller's RLIMIT_FSIZE, which could cut it short, was lifted
-  /// at start: ResourceLimits.)
+  /// Writes the record; false unless all of it was written. Through a
+  /// temporary file and a rename: the record it replaces (a killed holder's)
+  /// stays whole until the new one is. Not fsynced: the record is for a
+  /// holder killed while the machine runs (a reboot resets the consoles and
+  /// empties /run), and other processes see a written file at once. An fsync
+  /// cost 2–3 ms before the switch wherever /run is not a tmpfs. The
+  /// caller's RLIMIT_FSIZE, which could cut it short, is lifted for the write
+  /// only (ResourceLimits): the lock screens started later keep the caller's.
   func write() -> Bool {
-    guard let fd = try? FileDescriptor.open(Holder.stateFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600) else {
+    let temporary = Holder.stateFile + ".tmp"
+    unlink(temporary)
+    guard let fd = try? FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600) else {
       return false
     }
-    defer { fd.close() }
-    do { try fd.writeAll(serialized) } catch {
-      unlink(Holder.stateFile)
+    let written = ResourceLimits.withoutFileSizeLimit { (try? fd.writeAll(serialized)) != nil }
+    fd.close()
+    guard written, rename(temporary, Holder.stateFile) == 0 else {
+      unlink(temporary)
       return false
     }
     return true

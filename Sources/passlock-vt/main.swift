@@ -13,8 +13,6 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-// The caller's file size limit could cut the state record short.
-ResourceLimits.liftFileSizeLimit()
 // The lock screen runs without TZ (OverlayRunner's environment), and so
 // does the clock the holder paints in its place.
 unsetenv("TZ")

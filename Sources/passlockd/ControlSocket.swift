@@ -20,31 +20,27 @@ enum ControlSocket {
     mkdir(directory, 0o700)
     chmod(directory, 0o700)
     unlink(path)
-    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard listener >= 0 else { return Log.error("control socket: \(SystemError("socket"))") }
-    let bound = UnixSocketAddress(path: path)?.withSockaddr { bind(listener, $0, $1) } ?? -1
-    guard bound == 0, listen(listener, 8) == 0 else {
-      close(listener)
-      return Log.error("control socket \(path): \(SystemError("bind"))")
+    let listener: FileDescriptor
+    do {
+      guard let address = UnixSocketAddress(path: path) else { throw SystemError("bind", path: path, errno: ENAMETOOLONG) }
+      listener = try UnixSocket.listen(at: address, backlog: 8)
+    } catch {
+      return Log.error("control socket \(path): \(error)")
     }
     chmod(path, 0o600)
-    daemon.loop.watch(listener) {
-      let client = accept(listener, nil, nil)  // accept4 is behind _GNU_SOURCE
-      guard client >= 0 else { return }
-      setCloseOnExec(client)
-      defer { close(client) }
+    daemon.loop.watch(listener.rawValue) {
+      guard let client = UnixSocket.accept(listener) else { return }
+      defer { client.close() }
       serve(client, daemon: daemon)
     }
   }
 
-  private static func serve(_ client: Int32, daemon: Daemon) {
-    guard let peer = try? PeerCredentials.of(client), peer.uid == getuid() else { return }
+  private static func serve(_ client: FileDescriptor, daemon: Daemon) {
+    guard let peer = try? PeerCredentials.of(client.rawValue), peer.uid == getuid() else { return }
     // A same-uid client that never writes must not stall the daemon.
-    var timeout = timeval(tv_sec: 1, tv_usec: 0)
-    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    UnixSocket.setReceiveTimeout(client, seconds: 1)
     var buffer = [UInt8](repeating: 0, count: 64)
-    let n = read(client, &buffer, buffer.count)
-    guard n > 0 else { return }
+    guard let n = try? buffer.withUnsafeMutableBytes({ bytes throws(SystemError) in try client.read(into: bytes) }), n > 0 else { return }
     let command = String(decoding: buffer[..<n], as: UTF8.self).trimming("\n\r ")
     let answer: String
     switch command {
@@ -56,7 +52,7 @@ enum ControlSocket {
     case "lock": answer = daemon.askLogindToLock()
     default: answer = "error: unknown command\n"
     }
-    try? FileDescriptor(rawValue: client).writeAll(answer)
+    try? client.writeAll(answer)
   }
 }
 
@@ -77,14 +73,23 @@ struct DaemonStatus {
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
       Row(
         id: session.id, tty: session.tty, remote: session.remote,
-        locked: daemon.lockers[session.id] != nil || daemon.adopted[session.id] != nil,
+        locked: daemon.isLocked(session.id),
         idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id])
     }
   }
 
   func text() -> String {
     var out = "Daemon: running, inhibitor \(daemon.inhibitor == nil ? "not held" : "held")\n"
+    if let problem = daemon.inhibitorProblem {
+      out +=
+        SleepHookFiles.hookInstalled
+        ? "Daemon: \(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)\n"
+        : "Daemon: \(problem): the machine may sleep before the lock screen is up (install polkitd)\n"
+    }
     if let problem = daemon.gatekeeperProblem { out += "Daemon: cannot read the passcode store: \(problem)\n" }
+    if !daemon.idleInhibitors.isEmpty {
+      out += "Idle lock: held off by \(daemon.idleInhibitors.map(\.summary).joined(separator: "; "))\n"
+    }
     for row in rows {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
       line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
@@ -100,7 +105,12 @@ struct DaemonStatus {
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
     }
+    let idle = daemon.idleInhibitors.map { inhibitor in
+      "{\"who\":\(JSON.quoted(inhibitor.who)),\"why\":\(JSON.quoted(inhibitor.why)),\"pid\":\(inhibitor.pid)}"
+    }
     return
-      "{\"inhibitor\":\(daemon.inhibitor != nil),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),\"sessions\":[\(sessions.joined(separator: ","))]}"
+      "{\"inhibitor\":\(daemon.inhibitor != nil),\"inhibitor_problem\":\(daemon.inhibitorProblem.map(JSON.quoted) ?? "null"),"
+      + "\"sleep_hook\":\(SleepHookFiles.hookInstalled),\"store_problem\":\(daemon.gatekeeperProblem.map(JSON.quoted) ?? "null"),"
+      + "\"idle_held_off_by\":[\(idle.joined(separator: ","))],\"sessions\":[\(sessions.joined(separator: ","))]}"
   }
 }

@@ -7,10 +7,11 @@ import PasslockPOSIX
 /// passlockd's locking: which command locks a session, starting and
 /// restarting lock screens, adopting the ones a previous daemon left.
 extension Daemon {
-  /// How `session` is locked, or why not (LockPlan decides).
-  func plan(_ session: Logind.SessionInfo) -> LockPlan {
+  /// How `session` is locked, or why not (LockPlan decides). `onScreen`
+  /// only where it matters: when a lock starts.
+  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false) -> LockPlan {
     LockPlan(
-      session, consoleMode: config["Console.Mode"], seatShared: sharedSeat.contains(session.id),
+      session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen,
       canOpen: { access($0, R_OK | W_OK) == 0 })
   }
 
@@ -28,9 +29,12 @@ extension Daemon {
     for session in localSessions() { lock(session, reason: reason) }
   }
 
-  func lock(_ session: Logind.SessionInfo, reason: String) {
+  /// `seatShared`: the console holder just refused because another user
+  /// has a session on the seat (this lock only: the next one tries the
+  /// console again).
+  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
     // One lock per session, never stacked.
-    guard lockers[session.id] == nil, adopted[session.id] == nil else {
+    guard !isLocked(session.id) else {
       Log.info("session \(session.id): \(reason) — already locked")
       return
     }
@@ -38,7 +42,11 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    switch plan(session) {
+    // Switching is locked on this seat already: nothing of it can come on screen.
+    if let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
+    let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
+    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared)
+    switch chosen {
     case .remote:
       Log.info("session \(session.id): \(reason) — a remote session, left alone")
       return
@@ -49,16 +57,42 @@ extension Daemon {
     case .virtualConsole, .terminal: break
     }
     problems[session.id] = nil
-    guard startLocker(session) else { return }
+    guard startLocker(session, chosen) else { return }
     Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
+    logind.setLockedHint(session, true)
+    idle.stop(session.id)
+    guard case .virtualConsole = chosen else { return }
+    // One console lock locks switching for the whole seat: the user's other
+    // sessions there cannot come on screen until it unlocks.
+    for other in sessions.values
+    where other.id != session.id && other.seat == session.seat && !other.seat.isEmpty && other.vtNumber > 0 && !isLocked(other.id)
+      && plan(other).locks
+    {
+      coverWith(session.id, other, reason: reason)
+    }
+  }
+
+  /// The session whose console lock holds the seat `session` is on, if any.
+  func consoleLock(coveringSeatOf session: Logind.SessionInfo) -> String? {
+    guard session.vtNumber > 0, !session.seat.isEmpty else { return nil }
+    return locks.first { $0.key != session.id && $0.value.isConsoleLock && sessions[$0.key]?.seat == session.seat }?.key
+  }
+
+  /// `session` counts as locked by `cover`'s console lock (recorded with its
+  /// holder's pid, so a restarted daemon adopts both).
+  func coverWith(_ cover: String, _ session: Logind.SessionInfo, reason: String) {
+    locks[session.id] = .covered(by: cover)
+    problems[session.id] = nil
+    if let pid = locks[cover]?.pid { records?.add(session.id, locker: pid) }
+    Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
   }
 
   /// What runs the lock, or why nothing can (pre-flight: never lock what
   /// could not be unlocked — physlock users lost consoles that way).
-  func lockCommand(_ session: Logind.SessionInfo) -> Result<[String], LockProblem> {
-    if case .virtualConsole(let vt) = plan(session) {
+  func lockCommand(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Result<[String], LockProblem> {
+    if case .virtualConsole(let vt) = plan {
       guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
         return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
       }
@@ -74,22 +108,30 @@ extension Daemon {
   struct LockProblem: Error { var text: String }
 
   @discardableResult
-  func startLocker(_ session: Logind.SessionInfo) -> Bool {
-    let command: [String]
-    switch lockCommand(session) {
-    case .success(let ready): command = ready
+  func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Bool {
+    switch lockCommand(session, plan) {
+    case .success(let command):
+      if case .virtualConsole = plan { return startLocker(session, command: command, consoleHolder: true) }
+      return startLocker(session, command: command, consoleHolder: false)
     case .failure(let problem):
       problems[session.id] = "cannot lock: \(problem.text)"
       Log.error("session \(session.id): refusing to lock: \(problem.text)")
       return false
     }
+  }
+
+  /// Starts `command` for `session` (a restart runs the command it ran before).
+  @discardableResult
+  func startLocker(_ session: Logind.SessionInfo, command: [String], consoleHolder: Bool) -> Bool {
     do {
-      let locker = try Locker(sessionID: session.id, command: command, loop: loop) { [unowned self] in
+      let locker = try Locker(sessionID: session.id, command: command, consoleHolder: consoleHolder, loop: loop) {
+        [unowned self] in
         problems[session.id] = nil
         releaseIfEveryLockerIsReady()
       }
-      lockers[session.id] = locker
+      locks[session.id] = .running(locker)
       records?.add(session.id, locker: locker.pid)
+      for (other, lock) in locks where lock.coveringSession == session.id { records?.add(other, locker: locker.pid) }
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"
@@ -98,37 +140,55 @@ extension Daemon {
     }
   }
 
+  /// Ends what `cover`'s console lock covered: those sessions are no longer locked.
+  func uncover(by cover: String) -> [Logind.SessionInfo] {
+    var freed: [Logind.SessionInfo] = []
+    for (other, lock) in locks where lock.coveringSession == cover {
+      locks[other] = nil
+      records?.remove(other)
+      if let session = sessions[other] { freed.append(session) }
+    }
+    return freed
+  }
+
   func unlocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
     restarts[session.id] = nil
-    sharedSeat.remove(session.id)  // the next lock tries the console again
     logind.setLockedHint(session, false)
-    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    for other in uncover(by: session.id) {
+      Log.info("session \(other.id): unlocked with session \(session.id)")
+      logind.setLockedHint(other, false)
+      followIdleHint(other)
+    }
+    updateIdleTimers()
     followIdleHint(session)
   }
 
   /// A locker ended. Exit 0 is the only unlock; anything else (a crash, a
   /// kill) starts a new one at once, with a backoff if it keeps dying.
   func lockerExited(pid: pid_t, status: Int32) {
-    guard let (id, locker) = lockers.first(where: { $0.value.pid == pid }) else { return }
+    guard
+      let (id, locker) = locks.lazy.compactMap({ entry in entry.value.locker.map { (entry.key, $0) } }).first(where: { $0.1.pid == pid })
+    else { return }
     locker.forget()
-    lockers[id] = nil
+    locks[id] = nil
     guard let session = sessions[id] else { return }
     if status == 0 {
       unlocked(session)
       return
     }
-    if status == ConsoleHolder.Exit.sharedSeat.rawValue, case .virtualConsole = plan(session) {
+    if status == ConsoleHolder.Exit.sharedSeat.rawValue, locker.isConsoleHolder {
       // Another user has a session on the seat: the holder would shut them
-      // out. Lock this session on its own terminal instead, at once.
-      sharedSeat.insert(id)
-      Log.warning("session \(id): another user has a session on this seat; locking its own terminal instead of the console")
-      lock(session, reason: "shared seat")
+      // out. Lock this session, and those the lock was to cover, each on its
+      // own terminal instead, at once.
+      let others = uncover(by: id)
+      Log.warning("session \(id): another user has a session on this seat; locking each session's own terminal instead of the console")
+      for each in [session] + others { lock(each, reason: "shared seat", seatShared: true) }
       releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
       return
     }
-    if status == ConsoleHolder.Exit.stuck.rawValue, case .virtualConsole = plan(session) {
+    if status == ConsoleHolder.Exit.stuck.rawValue, locker.isConsoleHolder {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.
@@ -141,7 +201,9 @@ extension Daemon {
     restarts[id] = backoff
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
-      if lockers[id] == nil, let session = sessions[id] { startLocker(session) }
+      if locks[id] == nil, let session = sessions[id] {
+        startLocker(session, command: locker.command, consoleHolder: locker.isConsoleHolder)
+      }
     }
     if delay == 0 {
       restart()
@@ -159,14 +221,14 @@ extension Daemon {
     let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
     let proof = survivor.isConsoleHolder ? ConsoleHolder.statePath : records?.path(session.id) ?? ""
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
-    adopted[session.id] = pid
+    locks[session.id] = .adopted(pid: pid, consoleHolder: survivor.isConsoleHolder)
     logind.setLockedHint(session, true)
     var timer: EventLoop.Token?
     timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
       // EPERM: the pid now belongs to someone else's process, so ours is gone.
       guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
       loop.cancel(timer)
-      adopted[session.id] = nil
+      locks[session.id] = nil
       if access(proof, F_OK) == 0 {
         Log.warning("session \(session.id): the adopted \(what) died; locking again")
         lock(session, reason: "holder died")

@@ -5,21 +5,52 @@ import PasslockCore
 import PasslockPOSIX
 
 /// The sleep handshake: a logind delay inhibitor while a passcode exists,
-/// released once every lock screen has drawn its first frame.
+/// released once every lock screen has drawn its first frame; and, for the
+/// system sleep hook (SleepHookFiles), `sleep-ready` written at that moment.
 extension Daemon {
   func takeInhibitor() {
-    guard inhibitor == nil else { return }
+    guard inhibitor == nil, inhibitRetryTimer == nil else { return }
     do {
       inhibitor = try logind.inhibitSleep()
+      if inhibitRetry > 0 { Log.info("took the sleep inhibitor after \(inhibitRetry + 1) tries") }
       inhibitRetry = 0
+      noteInhibitor(problem: nil)
     } catch {
+      if Self.isRefusal(error) {
+        // Not transient: retried when polkit or logind comes (back) on the bus.
+        noteInhibitor(problem: "logind refused a sleep delay inhibitor (\(error.name ?? "")): there is no polkit to allow it")
+        return
+      }
       // Right after resume logind may still answer "operation in progress".
+      // One retry chain, however many paths ask; said once per streak.
       inhibitRetry += 1
       let delay = min(5000, 50 << min(inhibitRetry, 7))
-      Log.warning("Inhibit failed (\(error)); retrying in \(delay) ms")
-      loop.after(milliseconds: Int64(delay)) { [unowned self] in
+      if inhibitRetry == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }
+      inhibitRetryTimer = loop.after(milliseconds: Int64(delay)) { [unowned self] in
+        inhibitRetryTimer = nil
         if passcodeSet && !preparingForSleep { takeInhibitor() }
       }
+    }
+  }
+
+  /// logind saying no (no polkit, or polkit's policy), as opposed to being busy.
+  static func isRefusal(_ error: BusError) -> Bool {
+    ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"]
+      .contains(error.name ?? "")
+  }
+
+  /// Says once, clearly, whether the lock before sleep is still kept without
+  /// the inhibitor: by the system sleep hook when it is installed.
+  func noteInhibitor(problem: String?) {
+    guard problem != inhibitorProblem else { return }
+    inhibitorProblem = problem
+    guard let problem else { return Log.info("the sleep inhibitor is held again") }
+    if SleepHookFiles.hookInstalled {
+      Log.warning("\(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)")
+    } else {
+      Log.error(
+        "\(problem), and \(SleepHookFiles.hook) is not installed: the machine may sleep before the lock screen is up; "
+          + "install polkitd, or passlock's package or scripts/install, whose sleep hook waits for the lock screen")
     }
   }
 
@@ -31,13 +62,27 @@ extension Daemon {
 
   /// Lets the machine sleep once every lockable session shows its lock screen.
   func releaseIfEveryLockerIsReady() {
-    guard preparingForSleep, inhibitor != nil else { return }
-    let pending = lockableSessions().filter {
-      problems[$0.id] == nil && adopted[$0.id] == nil && lockers[$0.id]?.isReady != true
+    guard preparingForSleep, !readyForSleep else { return }
+    let pending = lockableSessions().filter { session in
+      guard problems[session.id] == nil else { return false }  // cannot be locked: not waited for
+      switch locks[session.id] {
+      case nil: return true  // not locked yet
+      case .running(let locker): return !locker.isReady
+      case .adopted, .covered: return false
+      }
     }
     guard pending.isEmpty else { return }
-    releaseInhibitor()
+    sleepMayProceed()
     let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000
     Log.info("every lock screen is up \(Int(elapsed)) ms after PrepareForSleep; sleep may proceed")
+  }
+
+  /// Nothing (more) to wait for before this sleep: the inhibitor goes and
+  /// the sleep hook is told.
+  func sleepMayProceed() {
+    releaseInhibitor()
+    guard preparingForSleep, !readyForSleep else { return }
+    readyForSleep = true
+    sleepHook?.markReady()
   }
 }

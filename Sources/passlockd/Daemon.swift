@@ -28,7 +28,10 @@ final class Daemon {
   }
 
   var sessions: [String: Logind.SessionInfo] = [:]
-  var lockers: [String: Locker] = [:]
+  /// How each locked session is locked (SessionLock); no entry: unlocked.
+  var locks: [String: SessionLock] = [:]
+  /// The user's own idle inhibitors in block mode (they hold the idle lock off).
+  var idleInhibitors: [Logind.Inhibitor] = []
   /// Sessions that could not be locked, and why (shown in status, logged).
   var problems: [String: String] = [:]
   var inhibitor: Int32?
@@ -37,11 +40,12 @@ final class Daemon {
   var sleepSignalAt: UInt64 = 0
   var restarts: [String: RestartBackoff] = [:]
   var inhibitRetry = 0
-  /// Console holders that outlived a previous daemon, by session.
-  var adopted: [String: pid_t] = [:]
-  /// Sessions whose console holder refused because another user has a
-  /// session on the seat: locked on their own terminal until unlocked.
-  var sharedSeat: Set<String> = []
+  var inhibitRetryTimer: EventLoop.Token?
+  /// Why no inhibitor is held although a passcode is set (logind refused it).
+  var inhibitorProblem: String?
+  /// Every lock screen was up for the sleep at hand (reset at PrepareForSleep).
+  var readyForSleep = false
+  let sleepHook = SleepHookFiles.inRuntimeDirectory()
   /// Every event source: the bus, children, timers, the control socket.
   let loop: EventLoop
 
@@ -56,9 +60,11 @@ final class Daemon {
   // MARK: Start-up
 
   func start() throws(BusError) {
+    sleepHook?.announce()
     try subscribe()
     try refreshSessions()
     refreshPasscode()  // takes the inhibitor when a passcode exists
+    refreshIdleInhibitors()
     // A daemon killed while sessions were locked locks them again.
     for id in records?.all() ?? [] {
       guard let session = sessions[id] else {
@@ -103,10 +109,23 @@ final class Daemon {
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
       [unowned self] message in
-      if let session = sessions.values.first(where: { $0.path == message.path }) { followIdleHint(session) }
+      if message.path == Logind.path {
+        managerPropertiesChanged(message)
+      } else if let session = sessions.values.first(where: { $0.path == message.path }) {
+        followIdleHint(session)
+      }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [unowned self] message in
       logindUnlock(path: message.path)
+    }
+    // polkit coming (after logind refused our inhibitor for want of it).
+    try bus.onSignal(
+      sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+      member: "NameOwnerChanged", argument0: "org.freedesktop.PolicyKit1"
+    ) { [unowned self] message in
+      _ = try? message.string()
+      _ = try? message.string()
+      if let owner = try? message.string(), !owner.isEmpty, passcodeSet, !preparingForSleep { takeInhibitor() }
     }
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -123,6 +142,8 @@ final class Daemon {
 
   func prepareForSleep(_ going: Bool) {
     preparingForSleep = going
+    readyForSleep = false
+    sleepHook?.clearReady()
     if going {
       sleepSignalAt = monotonicNanoseconds()
       // The lock screens start first; whether a passcode was set or removed
@@ -131,7 +152,7 @@ final class Daemon {
       guard passcodeSet else {
         // Not known to be set: ask first, lock only if it is.
         refreshPasscode()
-        guard passcodeSet else { return releaseInhibitor() }
+        guard passcodeSet else { return sleepMayProceed() }
         lockAll(reason: "sleep")
         return releaseIfEveryLockerIsReady()
       }
@@ -146,7 +167,7 @@ final class Daemon {
       // Back from sleep: hold logind off again for the next time, and have
       // the overlays draw themselves again (the clock has moved).
       if passcodeSet { takeInhibitor() }
-      for locker in lockers.values where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+      for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
   }
 
@@ -154,11 +175,11 @@ final class Daemon {
     // Ignored by default: logind's Unlock comes from anyone allowed to run
     // `loginctl unlock-session`; the passcode stays the only way in.
     guard config.bool("Lock.UnlockOnLogindUnlock"),
-      let session = sessions.values.first(where: { $0.path == path }), let locker = lockers[session.id]
+      let session = sessions.values.first(where: { $0.path == path }), let locker = locks[session.id]?.locker
     else { return }
     Log.info("session \(session.id): logind Unlock ends the lock (UnlockOnLogindUnlock=yes)")
     locker.kill()
-    lockers[session.id] = nil
+    locks[session.id] = nil
     unlocked(session)
   }
 
@@ -171,8 +192,9 @@ final class Daemon {
     Log.info("logind is back: re-reading sessions, taking a new inhibitor")
     try? refreshSessions()
     refreshPasscode()
+    refreshIdleInhibitors()
     if passcodeSet && !preparingForSleep { takeInhibitor() }
-    for id in lockers.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
+    for id in locks.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
   }
 
   /// `passlock set/remove` and the control socket ask for this: a passcode
@@ -220,8 +242,11 @@ final class Daemon {
     if now != passcodeSet { Log.info(now ? "a passcode is set: locking is on" : "no passcode is set: nothing to lock with") }
     passcodeSet = now
     if passcodeSet && !preparingForSleep { takeInhibitor() }
-    if !passcodeSet { releaseInhibitor() }
-    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    if !passcodeSet {
+      sleepMayProceed()  // nothing to lock with: a pending sleep need not wait
+      noteInhibitor(problem: nil)
+    }
+    updateIdleTimers()
     for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
 
@@ -249,7 +274,37 @@ final class Daemon {
       sessions[session.id] = session
       if !known { followIdleHint(session) }
     }
-    idle.update(sessions: lockableSessions().filter { lockers[$0.id] == nil }, enabled: passcodeSet)
+    updateIdleTimers()
+  }
+
+  /// The Manager's properties changed: when BlockInhibited is among them,
+  /// an idle inhibitor may have come or gone.
+  func managerPropertiesChanged(_ message: BusMessage) {
+    guard (try? message.string()) == Logind.manager, let changed = try? message.properties() else { return }
+    let invalidated = (try? message.strings()) ?? []
+    if changed["BlockInhibited"] != nil || invalidated.contains("BlockInhibited") { refreshIdleInhibitors() }
+  }
+
+  /// Idle inhibitors of the user's own (a video player, a presentation, a
+  /// script: `systemd-inhibit --what=idle`) hold the idle lock off; another
+  /// user's do not, or anyone could keep our sessions open.
+  func refreshIdleInhibitors() {
+    let held: [Logind.Inhibitor]
+    do { held = try logind.inhibitors().filter { $0.blocksIdle && $0.uid == uid } } catch {
+      Log.warning("cannot list logind's inhibitors: \(error)")
+      return
+    }
+    guard held != idleInhibitors else { return }
+    let wasHeld = !idleInhibitors.isEmpty
+    idleInhibitors = held
+    if held.isEmpty {
+      Log.info("no idle inhibitor any more: the idle time counts again from now")
+    } else if !wasHeld {
+      Log.info("idle lock held off by \(held.map(\.summary).joined(separator: "; "))")
+    }
+    idle.holdOff(!held.isEmpty)
+    updateIdleTimers()
+    for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
 
   /// A graphical session's IdleHint (it has no TTY whose atime could tell).
@@ -257,18 +312,27 @@ final class Daemon {
     guard session.isGraphical, !session.remote, let hint = logind.idleHint(session) else { return }
     idle.hint(
       session.id, idle: hint.idle, sinceMicroseconds: hint.sinceMicroseconds,
-      enabled: passcodeSet && lockers[session.id] == nil && adopted[session.id] == nil)
+      enabled: passcodeSet && !isLocked(session.id))
   }
 
   func sessionRemoved(_ id: String) {
     guard sessions[id] != nil else { return }
     Log.info("session \(id): logged out")
-    lockers[id]?.kill()
-    lockers[id] = nil
+    locks[id]?.locker?.kill()
+    locks[id] = nil
     records?.remove(id)
     problems[id] = nil
     sessions[id] = nil
     idle.stop(id)
+    // Sessions its console lock covered are locked on their own again.
+    for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
+  }
+
+  func isLocked(_ id: String) -> Bool { locks[id] != nil }
+
+  /// Idle timers for every unlocked session that gets a lock screen.
+  func updateIdleTimers() {
+    idle.update(sessions: lockableSessions().filter { !isLocked($0.id) }, enabled: passcodeSet)
   }
 
   /// `passlock lock --session`: every path goes through logind's Lock signal

@@ -28,9 +28,28 @@ final class IdleWatcher {
   /// The deadline, in seconds from now: next idle time.
   private(set) var deadlines: [String: Int64] = [:]
 
+  /// An idle inhibitor of the user's holds every idle lock off.
+  private(set) var heldOff = false
+  /// When the last one went (wall-clock seconds): the idle time counts from
+  /// then, or from the last input if that is later. Counting from the last
+  /// input alone would lock at once after a film that ran longer than the
+  /// timeout, while the user is still watching its end; from then on the
+  /// user gets the whole timeout, as swayidle and GNOME give it.
+  private(set) var resumedAt: Int64 = 0
+
+  func holdOff(_ held: Bool) {
+    guard held != heldOff else { return }
+    heldOff = held
+    if held {
+      for id in Array(timers.keys) + Array(hintTimers.keys) { stop(id) }
+    } else {
+      resumedAt = wallClockSeconds()
+    }
+  }
+
   /// Watches exactly `sessions` (unlocked, local, with a TTY).
   func update(sessions: [Logind.SessionInfo], enabled: Bool) {
-    guard timeoutSeconds > 0, enabled else {
+    guard timeoutSeconds > 0, enabled, !heldOff else {
       for id in timers.keys { stop(id) }
       return
     }
@@ -57,8 +76,9 @@ final class IdleWatcher {
     loop.cancel(hintTimers[id])
     hintTimers[id] = nil
     deadlines[id] = nil
-    guard enabled, timeoutSeconds > 0, idle else { return }
-    let deadlineMicroseconds = Int64(sinceMicroseconds) + Int64(timeoutSeconds) * 1_000_000
+    guard enabled, timeoutSeconds > 0, idle, !heldOff else { return }
+    let since = max(Int64(sinceMicroseconds), resumedAt * 1_000_000)
+    let deadlineMicroseconds = since + Int64(timeoutSeconds) * 1_000_000
     let deadline = deadlineMicroseconds / 1_000_000
     // To the microsecond: whole seconds would lock up to a second early.
     hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - wallClockMicroseconds()) { [unowned self] in
@@ -72,7 +92,7 @@ final class IdleWatcher {
   private func arm(_ id: String, tty: String) {
     var st = stat()
     guard stat(tty, &st) == 0 else { return }
-    let deadline = Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) + Self.atimeGranularity
+    let deadline = self.deadline(lastInputAtime: Int64(st.st_atim.tv_sec))
     let wait = max(0, deadline - wallClockSeconds())
     // A monotonic deadline (wall-clock timers would fire at once after a
     // clock jump); the atime is re-read when it fires, so a jump costs nothing.
@@ -82,10 +102,16 @@ final class IdleWatcher {
     deadlines[id] = deadline
   }
 
+  /// A TTY session's idle lock time: the timeout after its last input (the
+  /// atime, plus the 8 s it may lag), or after the last idle inhibitor went.
+  private func deadline(lastInputAtime atime: Int64) -> Int64 {
+    max(atime + Self.atimeGranularity, resumedAt) + Int64(timeoutSeconds)
+  }
+
   private func fired(_ id: String, tty: String) {
     var st = stat()
     guard stat(tty, &st) == 0 else { return stop(id) }
-    if Int64(st.st_atim.tv_sec) + Int64(timeoutSeconds) + Self.atimeGranularity > wallClockSeconds() {
+    if deadline(lastInputAtime: Int64(st.st_atim.tv_sec)) > wallClockSeconds() {
       arm(id, tty: tty)  // input arrived meanwhile
     } else {
       stop(id)

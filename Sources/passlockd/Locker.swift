@@ -7,6 +7,10 @@ import PasslockPOSIX
 /// after a real unlock.
 final class Locker {
   let sessionID: String
+  /// What it runs: a restart runs the same.
+  let command: [String]
+  /// passlock-vt, not a lock screen on the session's own terminal.
+  let isConsoleHolder: Bool
   let pid: pid_t
   /// When it was started (monotonic ns): how long it ran decides the backoff.
   let startedAt = monotonicNanoseconds()
@@ -15,9 +19,13 @@ final class Locker {
   /// The ready pipe's read end and its watch, until the byte or the end.
   private var ready: (fd: Int32, watch: EventLoop.Token)?
 
-  init(sessionID: String, command: [String], loop: EventLoop, onReady: @escaping () -> Void) throws(SystemError) {
+  init(
+    sessionID: String, command: [String], consoleHolder: Bool, loop: EventLoop, onReady: @escaping () -> Void
+  ) throws(SystemError) {
     self.loop = loop
     self.sessionID = sessionID
+    self.command = command
+    self.isConsoleHolder = consoleHolder
     let ready = try closeOnExecPipe()
     do {
       let name = String(command[0].split(separator: "/").last ?? "")

@@ -34,17 +34,27 @@ final class Logind {
     try reply.exit()
     // A session that ended since the list was made cannot be read: skipped,
     // not a failed refresh (the others, a new one among them, still count).
-    return found.compactMap { (id, path) in try? info(id: id, path: path) }
+    return found.compactMap { (id, path) in (try? info(id: id, path: path)) ?? nil }
   }
 
-  func info(id: String, path: String) throws(BusError) -> SessionInfo {
-    var tty = try bus.property(Self.name, path, Self.session, "TTY").string()
+  /// The session's properties in one call (GetAll); nil for a session that
+  /// is not a login of the user's own (LogindSession.isLogin).
+  func info(id: String, path: String) throws(BusError) -> SessionInfo? {
+    let reply = try bus.call(Self.name, path, "org.freedesktop.DBus.Properties", "GetAll", [.string(Self.session)])
+    let properties = try reply.properties()
+    guard LogindSession.isLogin(sessionClass: properties["Class"]?.string ?? "user") else { return nil }
+    var tty = properties["TTY"]?.string ?? ""
     if !tty.isEmpty && !tty.hasPrefix("/") { tty = "/dev/" + tty }
-    let remote = try bus.property(Self.name, path, Self.session, "Remote").bool()
-    let vt = (try? bus.property(Self.name, path, Self.session, "VTNr").uint32()) ?? 0
-    let type = (try? bus.property(Self.name, path, Self.session, "Type").string()) ?? "tty"
-    let leader = (try? bus.property(Self.name, path, Self.session, "Leader").uint32()) ?? 0
-    return SessionInfo(id: id, path: path, tty: tty, remote: remote, vtNumber: vt, type: type, leader: leader)
+    var seat = ""
+    if case .structure(let fields) = properties["Seat"], let name = fields.first?.string { seat = name }
+    return SessionInfo(
+      id: id, path: path, tty: tty, remote: properties["Remote"]?.bool ?? false, vtNumber: properties["VTNr"]?.uint32 ?? 0,
+      type: properties["Type"]?.string ?? "tty", leader: properties["Leader"]?.uint32 ?? 0, seat: seat)
+  }
+
+  /// Whether logind has the session active on its seat (on screen); nil if unreadable.
+  func isActive(_ session: SessionInfo) -> Bool? {
+    try? bus.property(Self.name, session.path, Self.session, "Active").bool()
   }
 
   /// IdleHint and IdleSinceHint (µs, wall clock) of a session that publishes
@@ -56,13 +66,45 @@ final class Logind {
     return (idle, since)
   }
 
+  /// One inhibitor as ListInhibitors reports it.
+  struct Inhibitor: Equatable {
+    /// Colon-separated: "sleep:idle", "idle", "handle-lid-switch"…
+    var what: String
+    var who: String
+    var why: String
+    /// "block" or "delay".
+    var mode: String
+    var uid: UInt32
+    var pid: UInt32
+
+    /// A block inhibitor of idle: what holds off an idle lock.
+    var blocksIdle: Bool { mode == "block" && what.split(separator: ":").contains("idle") }
+
+    /// "mpv (Playing video, pid 1234)", for the log and `passlock status`.
+    var summary: String { "\(who) (\(why.isEmpty ? "" : why + ", ")pid \(pid))" }
+  }
+
+  func inhibitors() throws(BusError) -> [Inhibitor] {
+    let reply = try bus.call(Self.name, Self.path, Self.manager, "ListInhibitors")
+    var found: [Inhibitor] = []
+    guard try reply.enter("a", "(ssssuu)") else { return [] }
+    while try reply.enter("r", "ssssuu") {
+      found.append(
+        Inhibitor(
+          what: try reply.string(), who: try reply.string(), why: try reply.string(), mode: try reply.string(),
+          uid: try reply.uint32(), pid: try reply.uint32()))
+      try reply.exit()
+    }
+    try reply.exit()
+    return found
+  }
+
   /// A sleep *delay* inhibitor: logind waits (up to InhibitDelayMaxUSec) until
   /// the returned descriptor is closed.
   func inhibitSleep() throws(BusError) -> Int32 {
-    let reply = try bus.call(
+    try bus.callForDescriptor(
       Self.name, Self.path, Self.manager, "Inhibit",
       [.string("sleep"), .string("passlock"), .string("Lock the session before sleep"), .string("delay")])
-    return try reply.fileDescriptor()
   }
 
   func setLockedHint(_ session: SessionInfo, _ locked: Bool) {

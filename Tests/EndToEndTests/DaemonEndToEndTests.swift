@@ -153,6 +153,30 @@ final class DaemonEndToEndTests {
     #expect(seen == [true], "only logind's PrepareForSleep(true), not the forged false")
   }
 
+  /// passlockd offers no methods; a call made to its connection gets an
+  /// error reply (as sd-bus gives one), never silence.
+  @Test func aMethodCallToTheDaemonGetsAnErrorReply() throws {
+    let bus = logind.bus
+    let out = h.root + "/call.out"
+    let caller = try #require(
+      Spawn.start(
+        [
+          "/usr/bin/python3", "-c",
+          "import dbus\nb = dbus.SystemBus()\ntry:\n  b.call_blocking('\(bus.uniqueName)', '/', 'org.example.Any', 'Method', '', [], timeout=5)\n"
+            + "  r = 'replied'\nexcept dbus.DBusException as e:\n  r = e.get_dbus_name()\nopen('\(out)', 'w').write(r)\n",
+        ], environment: h.environment))
+    var status: Int32?
+    let deadline = Date().addingTimeInterval(10)
+    while status == nil && Date() < deadline {
+      var readable = pollfd(fd: bus.fd, events: Int16(POLLIN), revents: 0)
+      _ = poll(&readable, 1, 50)
+      bus.process()
+      status = Spawn.wait(caller, seconds: 0.01)
+    }
+    #expect(status == 0)
+    #expect((try? String(contentsOfFile: out, encoding: .utf8)) == "org.freedesktop.DBus.Error.UnknownMethod")
+  }
+
   @Test func lockTwiceIsOneLockerAndThePasscodeUnlocks() throws {
     try logind.startDaemon()
     waitFor("started") { logind.inhibitors() == ["passlock"] }

@@ -185,7 +185,9 @@ extension FingerprintEndToEndTests {
     environment["PAM_WRAPPER_SERVICE_DIR"] = services
     let pid = try #require(
       Spawn.start(
-        ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "fp-stack", "root", "authenticate"], environment: environment,
+        // As login on a console: a root host offers the passcode only on a terminal of this machine.
+        ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "-I", "tty=/dev/tty1", "fp-stack", "root", "authenticate"],
+        environment: environment,
         descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
     var status: Int32?
     let deadline = Date().addingTimeInterval(20)

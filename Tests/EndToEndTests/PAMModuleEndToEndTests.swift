@@ -48,7 +48,10 @@ final class PAMModuleEndToEndTests {
     h.environment["PAM_WRAPPER"] = "1"
     h.environment["PAM_WRAPPER_SERVICE_DIR"] = services
     for (key, value) in extra { h.environment[key] = value }
-    return h.run("/usr/bin/timeout", ["20", "/usr/bin/pamtester", "-v", service, user, "authenticate"], input: Data(input.utf8))
+    // As login on a console: a root host (CI) offers the passcode only on a terminal of this machine.
+    return h.run(
+      "/usr/bin/timeout", ["20", "/usr/bin/pamtester", "-v", "-I", "tty=/dev/tty1", service, user, "authenticate"],
+      input: Data(input.utf8))
   }
 
   func setPasscode(_ code: String = "2580") {
@@ -98,6 +101,27 @@ final class PAMModuleEndToEndTests {
     #expect(right.status == 0, "\(right.stderr)")
     let wrong = pamtester("passcode-test", input: "2580\n", environment: ["PAM_AUTHTOK": "1111"])
     #expect(wrong.status != 0, "use_first_pass never prompts, so the 2580 on stdin is not read")
+  }
+
+  /// A root host (sshd, over loopback too) offers the passcode only on a
+  /// terminal of this machine with no remote host: sshd's PAM_TTY is "ssh".
+  @Test(.enabled(if: getuid() == 0, "a root PAM host: needs root"))
+  func aRootHostOffersThePasscodeOnlyOnATerminalOfThisMachine() {
+    service("passcode-test", passlockLine() + matrixLines)
+    setPasscode()
+    let saved = h.environment
+    defer { h.environment = saved }
+    h.environment["LD_PRELOAD"] = Self.wrapperLibrary
+    h.environment["PAM_WRAPPER"] = "1"
+    h.environment["PAM_WRAPPER_SERVICE_DIR"] = services
+    for items in [["-I", "tty=ssh", "-I", "rhost=127.0.0.1"], ["-I", "tty=ssh"], []] {
+      let run = h.run(
+        "/usr/bin/timeout", ["20", "/usr/bin/pamtester", "-v"] + items + ["passcode-test", user, "authenticate"],
+        input: Data("hunter2\n".utf8))
+      #expect(run.status == 0, "the password is asked and works: \(run.stderr)")
+      #expect(!(run.stdout + run.stderr).contains("Passcode:"), "\(items): no passcode prompt")
+    }
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "nothing counted")
   }
 
   @Test func garbageArgumentsAreAServiceError() {

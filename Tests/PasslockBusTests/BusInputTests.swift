@@ -1,4 +1,5 @@
 import Glibc
+import PasslockPOSIX
 import Testing
 
 @testable import PasslockBus
@@ -77,11 +78,11 @@ import Testing
 
   @Test func descriptorsOfADroppedMessageAreClosedAtOnce() {
     let before = openDescriptors()
-    let input = BusInput(fd: ours)
+    let input = BusInput(fd: FileDescriptor(rawValue: ours))
     // In bursts, as a flood reaches a daemon that keeps reading: 300 × 16.
     var seen = 0
     for _ in 0..<15 {
-      for _ in 0..<20 { send(WireTests.signal(signature: "", body: [], descriptors: 16), descriptors: 16) }
+      for _ in 0..<20 { send(BusMessageTests.signal(signature: "", body: [], descriptors: 16), descriptors: 16) }
       #expect(input.receive({ _ in seen += 1 }) == .open)
       #expect(input.heldDescriptors == 0 && openDescriptors() == before, "none outlive their read")
     }
@@ -92,32 +93,32 @@ import Testing
 
   @Test func aReadWithMoreDescriptorsThanTheCapCostsOnlyItsMessage() {
     let before = openDescriptors()
-    let input = BusInput(fd: ours, descriptorCap: 4)
-    send(WireTests.signal(signature: "", body: [], descriptors: 16, sender: ":1.66"), descriptors: 16)
-    send(WireTests.signal(signature: "", body: [], sender: ":1.67"), descriptors: 0)
+    let input = BusInput(fd: FileDescriptor(rawValue: ours), descriptorCap: 4)
+    send(BusMessageTests.signal(signature: "", body: [], descriptors: 16, sender: ":1.66"), descriptors: 16)
+    send(BusMessageTests.signal(signature: "", body: [], sender: ":1.67"), descriptors: 0)
     var senders: [String] = []
-    #expect(input.receive({ senders.append($0.sender ?? "") }) == .open, "not a lost connection")
+    #expect(input.receive({ senders.append($0.message.sender ?? "") }) == .open, "not a lost connection")
     #expect(senders == [":1.67"], "the message whose descriptors did not all arrive is dropped, the next one read")
     #expect(openDescriptors() == before, "none kept")
   }
 
   @Test func aKeptMessageOwnsItsDescriptorUntilItGoes() throws {
     let before = openDescriptors()
-    let input = BusInput(fd: ours)
-    send(WireTests.signal(signature: "h", body: [0, 0, 0, 0], descriptors: 1), descriptors: 1)
+    let input = BusInput(fd: FileDescriptor(rawValue: ours))
+    send(BusMessageTests.signal(signature: "h", body: [0, 0, 0, 0], descriptors: 1), descriptors: 1)
     do {
-      var kept: [BusMessage] = []
+      var kept: [ReceivedMessage] = []
       #expect(input.receive({ kept.append($0) }) == .open)
-      let message = try #require(kept.first)
+      let received = try #require(kept.first)
       #expect(openDescriptors() == before + 1)
-      let copy = try message.fileDescriptor()
+      let copy = try received.duplicate(try received.message.unixFD())
       close(copy)
     }
     #expect(openDescriptors() == before, "closed with its message")
   }
 
   @Test func theEndOfTheConnectionIsClosed() {
-    let input = BusInput(fd: ours)
+    let input = BusInput(fd: FileDescriptor(rawValue: ours))
     shutdown(peer, Int32(SHUT_WR))
     #expect(input.receive({ _ in }) == .closed)
   }

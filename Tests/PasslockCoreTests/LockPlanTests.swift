@@ -39,6 +39,19 @@ import Testing
         == .cannot("another user has a session on this seat, and a x11 session has no terminal of its own to lock"))
   }
 
+  /// A console lock covers whatever is on screen: a session in the
+  /// background is locked on its own terminal, or not at all without one.
+  @Test func aSessionInTheBackgroundIsLockedOnItsOwnTerminal() {
+    let open = { (_: String) in true }
+    #expect(
+      LockPlan(Self.session("tty", tty: "/dev/tty1", vt: 1), consoleMode: "auto", onScreen: false, canOpen: open) == .terminal("/dev/tty1"))
+    #expect(
+      LockPlan(Self.session("tty", tty: "/dev/tty1", vt: 1), consoleMode: "auto", onScreen: true, canOpen: open) == .virtualConsole(1))
+    #expect(
+      LockPlan(Self.session("wayland", tty: "", vt: 2), consoleMode: "auto", onScreen: false, canOpen: open)
+        == .cannot("a wayland session in the background has no terminal of its own to lock"))
+  }
+
   @Test func onlyVTAndTerminalPlansGetALockScreen() {
     #expect(LockPlan.virtualConsole(2).locks && LockPlan.terminal("/dev/pts/1").locks)
     #expect(!LockPlan.remote.locks && !LockPlan.cannot("x").locks)

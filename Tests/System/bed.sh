@@ -10,9 +10,11 @@
 #                       and TERM and INT, which would skip EXIT, with it)
 # Recipe and pitfalls: ../shared/DESIGN.md, "A real systemd machine in a container".
 
-BED_RELEASE=bookworm
+# Debian 12 (bookworm, systemd 252) by default; BED_RELEASE=trixie boots
+# Debian 13 (systemd 257) from the same archive.
+BED_RELEASE=${BED_RELEASE:-bookworm}
 BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login passwd polkitd
-  procps python3-minimal libstdc++6 util-linux sudo)
+  procps python3-minimal libstdc++6 util-linux sudo openssh-server openssh-client sshpass)
 BED_CACHE=${BED_CACHE:-/var/cache/passlock-test}
 BED_USER=alice
 
@@ -41,8 +43,9 @@ bed_rootfs() {
     mkdir -p "$BED_CACHE"
     local list
     list=$(IFS=,; echo "${BED_PACKAGES[*]}")
-    mmdebstrap --quiet --variant=apt --include="$list" "$BED_RELEASE" "$dir.tmp" \
-      /etc/apt/sources.list.d/debian.sources >&2
+    # The host's own archive, with the release's suites (no host is named here).
+    sed "s/bookworm/$BED_RELEASE/g" /etc/apt/sources.list.d/debian.sources >"$dir.sources"
+    mmdebstrap --quiet --variant=apt --include="$list" "$BED_RELEASE" "$dir.tmp" "$dir.sources" >&2
     # Timers that would run apt or fstrim in the middle of a test.
     for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer fstrim.timer e2scrub_all.timer; do
       ln -sf /dev/null "$dir.tmp/etc/systemd/system/$unit"

@@ -62,7 +62,7 @@ def main():
                 # The kernel caps descriptors in flight at the sender's
                 # RLIMIT_NOFILE (ETOOMANYREFS): wait for the bus to take some.
                 if error.errno not in (errno.ETOOMANYREFS, errno.EAGAIN) or time.monotonic() > deadline:
-                    print(sent)
+                    print(f"{sent} (then: {error.strerror})")
                     return
                 time.sleep(0.001)
         sent += 1

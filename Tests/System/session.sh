@@ -1,6 +1,8 @@
 # Tests/System/session.sh — a real TTY login session in the booted container,
 # typed into and read like a person at a console. Sourced after bed.sh.
 #   session_start USER  login -f USER under script(1): the pty belongs to USER
+#                       (exec: Debian 13's util-linux login, left as script's
+#                       child shell's child, is stopped by SIGTTOU)
 #   type_keys TEXT      what the person types (printf format: '2580', 'ls\r')
 #   screen_mark         the current end of what the session showed
 #   wait_screen TEXT MARK [SECONDS]   TEXT appeared after MARK
@@ -13,7 +15,7 @@ session_start() {
   mkfifo "$BED_WORK/keys"
   : >"$BED_WORK/screen"
   inside systemd-run --quiet --pipe --unit="passlock-test-login" --setenv=TERM=xterm \
-    script -qfec "login -f $user" /dev/null <"$BED_WORK/keys" >"$BED_WORK/screen" 2>&1 &
+    script -qfec "exec login -f $user" /dev/null <"$BED_WORK/keys" >"$BED_WORK/screen" 2>&1 &
   SESSION_RUNNER=$!
   exec 7>"$BED_WORK/keys"
   SESSION_USER=$user
