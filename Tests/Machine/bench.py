@@ -41,7 +41,7 @@ def cycle(suite, m, looks, hidden):
     took, before = suite.suspend(m, looks)
     off = next((t for t, kind, _ in before if hidden(kind)), None)
     after = suite.wake(m, looks, timeout=8)
-    first_lit = next((kind for _, kind, _ in after if kind != "dark"), "dark")
+    first_lit = next((kind for _, kind, _ in after if kind != "blank"), "blank")
     missed = off is None or first_lit == "session"
     return off, took, missed
 

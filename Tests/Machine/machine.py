@@ -404,9 +404,22 @@ def wait_for(what, seconds, condition, interval=0.1):
 _LIT = bytes([0] + [1] * 255)
 
 
+def background(screen):
+    """The most common colour (sampled): a console's or a desktop's background."""
+    px = screen.pixels
+    counts = {}
+    for i in range(0, len(px) - 2, 3 * 251):
+        c = px[i:i + 3]
+        counts[c] = counts.get(c, 0) + 1
+    return max(counts, key=counts.get)
+
+
 def lit_mask(screen):
-    """An integer with one byte per pixel, 1 where any channel is lit."""
-    t = screen.pixels.translate(_LIT)
+    """An integer with one byte per pixel, 1 where the pixel is not the
+    background colour: what is drawn, whatever the background."""
+    bg = background(screen) * (len(screen.pixels) // 3)
+    t = (int.from_bytes(screen.pixels, "little") ^ int.from_bytes(bg, "little")).to_bytes(
+        len(screen.pixels), "little").translate(_LIT)
     return (int.from_bytes(t[0::3], "little") | int.from_bytes(t[1::3], "little")
             | int.from_bytes(t[2::3], "little"))
 
@@ -414,9 +427,12 @@ def lit_mask(screen):
 class Looks:
     """Tells what a screendump shows, against reference screendumps taken in
     the same run: the lock screen, and the session it must hide. A frame is
-    the lock when almost nothing is lit where the lock screen is dark (the
-    clock, a filled dot, a message may differ); session content (a shell's
-    text, weston's desktop) lights pixels there."""
+    the lock when almost nothing is drawn (not background) where the lock
+    screen has only background (the clock, a filled dot, a message may
+    differ; the background colour may too: a lock screen on a console whose
+    default background is blue); session content (a shell's text, weston's
+    windows) is drawn there. A frame of one colour is "blank" (a display off
+    for the suspend, a console being redrawn)."""
 
     def __init__(self, lock, session=None):
         self.lock, self.session = lock, session
@@ -434,7 +450,7 @@ class Looks:
             return "session" if self.session and screen.differs(self.session) < 0.5 else "other"
         lit, outside, missing = self.measure(screen)
         if lit < self.pixels * 0.0002:
-            return "dark"
+            return "blank"
         if outside <= self.lock_lit * 0.1:
             # A lock screen redrawing itself (after a resume) is only part drawn.
             return "lock" if missing <= self.lock_lit * 0.5 else "partial lock"
