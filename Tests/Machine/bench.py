@@ -22,6 +22,7 @@ Usage: bench/machine [--cycles N] [--polkitd] [--deb PATH]
 import argparse
 import importlib.machinery
 import os
+import shlex
 import shutil
 import statistics
 import sys
@@ -34,6 +35,20 @@ from machine import Looks, MachineError, Screen, now, wait_for  # noqa: E402
 run = importlib.machinery.SourceFileLoader("machine_run", os.path.join(HERE, "run")).load_module()
 
 HOOK = "/usr/lib/systemd/system-sleep/physlock"
+# physlock's own way to lock before sleep, as its users write it: a unit
+# ordered before sleep.target; `physlock -d` returns once it has switched VT
+# and locked switching, which is when systemd starts the sleep.
+UNIT = """[Unit]
+Description=Lock the console with physlock before sleep
+Before=sleep.target
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/physlock -d
+
+[Install]
+WantedBy=sleep.target
+"""
 
 
 def cycle(suite, m, looks, hidden):
@@ -51,6 +66,8 @@ def main():
     parser.add_argument("--cycles", type=int, default=10)
     parser.add_argument("--polkitd", action="store_true")
     parser.add_argument("--deb", default=os.environ.get("PASSLOCK_DEB"))
+    parser.add_argument("--physlock", choices=("unit", "hook"), default="unit",
+                        help="physlock from a unit Before=sleep.target (default) or a system-sleep hook")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench/machine needs root (qemu, the image, the guest's suspend)", file=sys.stderr)
@@ -76,7 +93,13 @@ def main():
         # physlock's look, from a lock started by hand as the hook would.
         m.sh("printf '#!/bin/sh\\n[ \"$1\" = pre ] && exec physlock -d\\nexit 0\\n' > /root/physlock-hook; "
              "chmod 755 /root/physlock-hook")
-        m.sh("physlock -d")
+        m.sh(f"printf %s {shlex.quote(UNIT)} > /etc/systemd/system/physlock-sleep.service; systemctl daemon-reload",
+             check=True)
+        physlock_on = (f"cp /root/physlock-hook {HOOK}" if args.physlock == "hook"
+                       else "systemctl enable -q physlock-sleep.service")
+        physlock_off = (f"rm -f {HOOK}" if args.physlock == "hook"
+                        else "systemctl disable -q physlock-sleep.service")
+        m.sh("physlock -d >/dev/null 2>&1")
         wait_for("physlock's prompt", 20, lambda: "assword" in m.vcs(m.active_vt()))
         physlock_ref = suite.stable_screen(m)
         m.type(suite.password + "\n")
@@ -89,12 +112,17 @@ def main():
             for locker in ("passlock", "physlock"):
                 if locker == "physlock":
                     m.as_user(user, "systemctl --user stop passlockd")
-                    m.sh(f"cp /root/physlock-hook {HOOK}")
+                    m.sh(physlock_on, check=True)
                     off, took, missed = cycle(suite, m, physlock_looks, lambda k: k != "session")
-                    wait_for("physlock's prompt after wake", 20, lambda: "assword" in m.vcs(m.active_vt()))
+                    try:
+                        wait_for("physlock's prompt after wake", 20, lambda: "assword" in m.vcs(m.active_vt()))
+                    except MachineError as e:
+                        raise MachineError(f"{e}\n" + m.out(
+                            "echo active VT $(cat /sys/class/tty/tty0/active); pgrep -a physlock; "
+                            "journalctl -b -q --no-pager -o cat | grep -iE 'physlock|sleep' | tail -n 12"))
                     m.type(suite.password + "\n")
                     wait_for("physlock to end", 20, lambda: m.active_vt() == 1)
-                    m.sh(f"rm -f {HOOK}")
+                    m.sh(physlock_off, check=True)
                     m.as_user(user, "systemctl --user start passlockd")
                     if args.polkitd:
                         wait_for("passlockd's inhibitor", 30,
@@ -129,7 +157,7 @@ def main():
           f"({'with' if args.polkitd else 'without'} polkitd). TCG times are 10–30× hardware: read the ratios.")
     rows = {}
     for locker, label in (("passlock", "passlock (passlockd, the package's user unit)"),
-                          ("physlock", "physlock -d (system-sleep hook)")):
+                          ("physlock", f"physlock -d ({'system-sleep hook' if args.physlock == 'hook' else 'unit Before=sleep.target'})")):
         r = results[locker]
         offs = [o for o, _, missed in r if o is not None and not missed]
         tooks = [t for _, t, _ in r]

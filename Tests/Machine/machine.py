@@ -351,7 +351,7 @@ class Machine:
         return self.out(f"tr -c '[:print:]' ' ' </dev/vcs{n}")
 
     def active_vt(self):
-        return int(self.out("cat /sys/class/tty/tty0/active").removeprefix("tty") or 0)
+        return int(self.out("cat /sys/class/tty/tty0/active").split("\n")[-1].removeprefix("tty") or 0)
 
     # --- the keyboard and the screen ----------------------------------------
 
