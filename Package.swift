@@ -66,7 +66,10 @@ let package = Package(
     // Pure logic: policies, record formats, config parsing, protocol framing.
     // No C library, no I/O.
     .target(name: "PasslockCore"),
-    // File descriptors, errno, termios, processes: the only layer that makes syscalls.
+    // The syscall layer: file descriptors and errors, sockets (UnixSocket),
+    // directories and small files, secure store files, termios, VT ioctls,
+    // processes, clocks, the event loop. (Plain calls such as kill, access or
+    // poll on one descriptor are still made where they are used.)
     .target(name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"]),
     // The password database (getpwuid_r): not for the static `passlock`.
     .target(name: "PasslockAccounts"),
@@ -76,6 +79,9 @@ let package = Package(
     .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
     // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
     .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
+    // What passlockd waits for on its event loop: idle timers, retries
+    // (tested on a ManualClock).
+    .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // Talking to passlock-auth over its pipes.
     .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
@@ -104,7 +110,7 @@ let package = Package(
       linkerSettings: staticRuntime),
     .executableTarget(
       name: "passlockd",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers"],
       linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-auth",
@@ -120,6 +126,7 @@ let package = Package(
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
     .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus", "PasslockPOSIX"]),
+    .testTarget(name: "PasslockTimersTests", dependencies: ["PasslockTimers", "PasslockCore", "PasslockPOSIX"]),
     .testTarget(
       name: "PasslockStoreTests",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),

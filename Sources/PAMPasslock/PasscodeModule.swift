@@ -149,17 +149,17 @@ struct PasscodeModule {
     return nil
   }
 
-  func code(for verdict: PasscodeStore.Verdict) -> Int32 {
-    switch verdict {
-    case .match: return PAMCode.success
-    case .noPasscode: return PAMCode.unavailable
-    case .mismatch: return PAMCode.authError
-    case .wait(let seconds):
+  func code(for outcome: VerifyOutcome) -> Int32 {
+    switch outcome {
+    case .accepted: return PAMCode.success
+    case .wrong: return PAMCode.authError
+    case .delayed(let seconds):
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: seconds))
       return PAMCode.maxTries
     case .accountPasswordRequired:
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
+    case .failed: return PAMCode.unavailable
     }
   }
 
@@ -192,13 +192,7 @@ struct PasscodeModule {
       pam.log(LOG_ERR, "\(error)")
       return PAMCode.unavailable
     }
-    switch VerifyOutcome(result) {
-    case .accepted: return PAMCode.success
-    case .wrong: return PAMCode.authError
-    case .delayed(let retry): return code(for: .wait(seconds: retry))
-    case .accountPasswordRequired: return code(for: .accountPasswordRequired(reason: nil))
-    case .failed: return PAMCode.unavailable
-    }
+    return code(for: VerifyOutcome(result))
   }
 
 }

@@ -33,14 +33,7 @@ public enum ConfigLoader {
 
   /// `*.conf` in `directory`, sorted by name as systemd sorts drop-ins.
   static func dropIns(_ directory: String) -> [String] {
-    guard let dir = opendir(directory) else { return [] }
-    defer { closedir(dir) }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      if name.hasSuffix(".conf") && !name.hasPrefix(".") { names.append(name) }
-    }
-    return names.sorted().map { directory + "/" + $0 }
+    (Directory.names(directory) ?? []).filter { $0.hasSuffix(".conf") && !$0.hasPrefix(".") }.sorted().map { directory + "/" + $0 }
   }
 
   /// Writes a user configuration file atomically (temp file, rename), making its directories.

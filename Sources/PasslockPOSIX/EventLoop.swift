@@ -4,8 +4,12 @@ import Glibc
 /// timers and signals (through `SignalPipe`), each handler run on the
 /// loop's thread, one at a time. passlockd's event handling: no Dispatch,
 /// so no worker threads, no thread stacks, and none of its runtime faulted
-/// into an otherwise idle daemon.
+/// into an otherwise idle daemon. Its time is `clock`'s: the system's, or a
+/// test's ManualClock, which `advanceTime` moves (as swift-nio's
+/// EmbeddedEventLoop does), so the daemon's timers are unit tests.
 public final class EventLoop {
+  public let clock: LoopClock
+
   public struct Token: Hashable, Sendable {
     let value: Int
   }
@@ -21,7 +25,7 @@ public final class EventLoop {
   private var signalHandlers: [Int32: () -> Void] = [:]
   private var lastToken = 0
 
-  public init() {}
+  public init(clock: LoopClock = SystemClock()) { self.clock = clock }
 
   private func newToken() -> Int {
     lastToken += 1
@@ -48,7 +52,7 @@ public final class EventLoop {
   public func after(microseconds: Int64, repeating: Int64? = nil, _ handler: @escaping () -> Void) -> Token {
     let token = newToken()
     timers[token] = Timer(
-      deadline: monotonicNanoseconds() + UInt64(max(0, microseconds)) * 1000,
+      deadline: clock.monotonicNanoseconds + UInt64(max(0, microseconds)) * 1000,
       interval: repeating.map { UInt64(max(1, $0)) * 1000 }, handler: handler)
     return Token(value: token)
   }
@@ -97,13 +101,26 @@ public final class EventLoop {
   /// poll's timeout: rounded up, so a timer never fires early.
   private func timeoutToNextTimer() -> Int32 {
     guard let next = timers.values.map(\.deadline).min() else { return -1 }
-    let now = monotonicNanoseconds()
+    let now = clock.monotonicNanoseconds
     guard next > now else { return 0 }
     return Int32(min(UInt64(Int32.max), (next - now + 999_999) / 1_000_000))
   }
 
+  /// For a test on a ManualClock: moves it on by `milliseconds` and runs
+  /// every timer due by then, in order (no descriptor is polled).
+  public func advanceTime(byMilliseconds milliseconds: Int64) {
+    guard let manual = clock as? ManualClock else { preconditionFailure("advanceTime needs a ManualClock") }
+    let target = manual.monotonicNanoseconds + UInt64(milliseconds) * 1_000_000
+    // Timer by timer, so that one scheduled by a handler runs if it is due too.
+    while let next = timers.values.map(\.deadline).min(), next <= target {
+      manual.set(monotonicNanoseconds: max(manual.monotonicNanoseconds, next))
+      runDueTimers()
+    }
+    manual.set(monotonicNanoseconds: target)
+  }
+
   private func runDueTimers() {
-    let now = monotonicNanoseconds()
+    let now = clock.monotonicNanoseconds
     let due = timers.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
     for (token, timer) in due {
       guard timers[token] != nil else { continue }  // cancelled by an earlier handler

@@ -5,11 +5,7 @@ import Glibc
 /// matters (a setuid program trusts only its own location).
 public enum Executable {
   /// This process's executable (readlink /proc/self/exe); nil if unreadable.
-  public static var path: String? {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    return n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
-  }
+  public static var path: String? { Directory.linkTarget("/proc/self/exe") }
 
   /// `name` in the directory of `path` (default: this executable's).
   public static func sibling(_ name: String, of path: String? = Executable.path) -> String {

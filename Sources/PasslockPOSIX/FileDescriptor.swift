@@ -83,6 +83,16 @@ public struct FileDescriptor: Sendable, Equatable {
     guard retryingInterrupts({ fsync(rawValue) }) == 0 else { throw SystemError("fsync", path: path) }
   }
 
+  /// fchown(2).
+  public func changeOwner(_ owner: uid_t, group: gid_t) throws(SystemError) {
+    guard fchown(rawValue, owner, group) == 0 else { throw SystemError("fchown") }
+  }
+
+  /// fchmod(2).
+  public func changeMode(_ mode: mode_t) throws(SystemError) {
+    guard fchmod(rawValue, mode) == 0 else { throw SystemError("fchmod") }
+  }
+
   public func status() throws(SystemError) -> stat {
     var st = stat()
     guard fstat(rawValue, &st) == 0 else { throw SystemError("fstat") }

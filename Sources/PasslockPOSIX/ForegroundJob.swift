@@ -22,10 +22,8 @@ public struct ForegroundJob {
     {
       return group == getpgrp() ? nil : ForegroundJob(processGroup: group)
     }
-    guard scanning, let proc = opendir("/proc") else { return nil }
-    defer { closedir(proc) }
-    while let entry = readdir(proc) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    guard scanning, let processes = Directory.names("/proc") else { return nil }
+    for name in processes {
       guard let pid = pid_t(name), pid != getpid() else { continue }
       guard let fields = statFields(pid), fields.count > 5, UInt64(fields[4]) == UInt64(device),
         let group = pid_t(fields[5]), group > 0, group != getpgrp()

@@ -78,8 +78,8 @@ public struct SecureDirectory: ~Copyable {
       let file = try fd.openAt(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
       defer { file.close() }
       // The owner differs from the euid only when root writes a user's store.
-      if geteuid() != owner && fchown(file.rawValue, owner, gid_t.max) != 0 {
-        throw SystemError("fchown", path: full)
+      if geteuid() != owner {
+        do { try file.changeOwner(owner, group: gid_t.max) } catch { throw SystemError("fchown", path: full, errno: error.errno) }
       }
       try file.writeAll(contents)
       try file.sync(path: full)

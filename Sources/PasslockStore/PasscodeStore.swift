@@ -107,15 +107,6 @@ public struct PasscodeStore: ~Copyable {
 
   // MARK: Verifying
 
-  public enum Verdict: Equatable {
-    case match
-    /// Wrong; `failures` so far and what that means for the next try.
-    case mismatch(failures: Int, next: AttemptRecord.Gate)
-    case wait(seconds: Int64)
-    case accountPasswordRequired(reason: String?)
-    case noPasscode
-  }
-
   /// Checks `candidate`, counting the try on disk (fsynced) *before* the hash
   /// is computed, so killing the process mid-check cannot save an attempt.
   ///
@@ -123,8 +114,8 @@ public struct PasscodeStore: ~Copyable {
   /// read-modify-write of the counter happens under the store's lock, and the
   /// lock is never held while hashing (a stopped process must not block the
   /// owner's lock screen for longer than one file write).
-  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String? = nil) throws(StoreError) -> Verdict {
-    guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .noPasscode }
+  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String? = nil) throws(StoreError) -> VerifyOutcome {
+    guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .failed(.noPasscode, message: nil) }
     let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
       let previous: AttemptRecord
       switch storedAttempts() {
@@ -142,7 +133,7 @@ public struct PasscodeStore: ~Copyable {
     }
     let lastWrong: String
     switch counted {
-    case .failure(.wait(let seconds)): return .wait(seconds: seconds)
+    case .failure(.wait(let seconds)): return .delayed(retryAfterSeconds: seconds)
     case .failure(.accountPasswordRequired(let reason)): return .accountPasswordRequired(reason: reason)
     case .success(let record): lastWrong = record.lastWrongHash
     }
@@ -150,13 +141,13 @@ public struct PasscodeStore: ~Copyable {
     let computed: String
     do { computed = try PasscodeHasher.crypt(candidate, setting: record.hash) } catch { throw .hash(error) }
 
-    return try exclusively { () throws(StoreError) -> Verdict in
+    return try exclusively { () throws(StoreError) -> VerifyOutcome in
       // Re-read: other tries may have been counted while we hashed.
       guard case .record(var current) = storedAttempts() else { return .accountPasswordRequired(reason: nil) }
       if ConstantTime.equals(computed, record.hash) {
         // The boot id matters only on success: read it then, not on every try.
         try write(.succeeded(now: now, boot: boot ?? BootID.current()))
-        return .match
+        return .accepted
       }
       if !lastWrong.isEmpty && ConstantTime.equals(computed, lastWrong) {
         // The same wrong passcode twice in a row counts once, as on iOS: take
@@ -166,7 +157,10 @@ public struct PasscodeStore: ~Copyable {
         current.lastWrongHash = computed
       }
       try write(current)
-      return .mismatch(failures: current.failures, next: current.gate(now: now))
+      let next = current.gate(now: now)
+      var retry: Int64 = 0
+      if case .wait(let seconds) = next { retry = seconds }
+      return .wrong(failures: current.failures, retryAfterSeconds: retry, accountPasswordRequired: next == .accountPasswordRequired)
     }
   }
 

@@ -20,7 +20,7 @@ struct Gatekeeper {
         return AuthResult(.ok, status.fields)
       case .verify:
         guard let store = try open(create: false) else { return AuthResult(.noPasscode) }
-        return result(of: try store.verify(request.first, now: wallClockSeconds()))
+        return try store.verify(request.first, now: wallClockSeconds()).result
       case .set:
         return try set(request)
       case .change, .remove:
@@ -62,7 +62,7 @@ struct Gatekeeper {
     }
     if hasCurrent {
       let verdict = try store.verify(request.first, now: wallClockSeconds())
-      guard verdict == .match else { return result(of: verdict) }
+      guard verdict == .accepted else { return verdict.result }
     } else if let failure = accountPassword() {
       return failure
     }
@@ -82,7 +82,7 @@ struct Gatekeeper {
 
   private func policyRefusal(_ passcode: borrowing Secret, _ flags: AuthProtocol.Flags) -> AuthResult? {
     let violation = passcode.withBytes { PasscodePolicy.check($0, allowSimple: flags.contains(.allowSimple)) }
-    return violation.map { AuthResult(.rejected, ["message": $0.description, "simple": $0.isSimplicity ? "1" : "0"]) }
+    return violation.map { AuthResult(.rejected, message: $0.description) }
   }
 
   /// nil when PAM accepted the account password, else the result to return.
@@ -91,21 +91,6 @@ struct Gatekeeper {
     case .success: return nil
     case .failure(let error): return AuthResult(.accountPasswordFailed, message: error.description)
     }
-  }
-
-  private func result(of verdict: PasscodeStore.Verdict) -> AuthResult {
-    let outcome: VerifyOutcome
-    switch verdict {
-    case .match: outcome = .accepted
-    case .noPasscode: outcome = .failed(.noPasscode, message: nil)
-    case .wait(let seconds): outcome = .delayed(retryAfterSeconds: seconds)
-    case .accountPasswordRequired(let reason): outcome = .accountPasswordRequired(reason: reason)
-    case .mismatch(let failures, let next):
-      var retry: Int64 = 0
-      if case .wait(let seconds) = next { retry = seconds }
-      outcome = .wrong(failures: failures, retryAfterSeconds: retry, accountPasswordRequired: next == .accountPasswordRequired)
-    }
-    return outcome.result
   }
 
   private func open(create: Bool) throws(StoreError) -> PasscodeStore? {

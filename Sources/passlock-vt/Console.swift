@@ -49,24 +49,10 @@ struct Console {
 
   /// Processes with `device` open (as root: every /proc/PID/fd is readable).
   static func processes(holding device: String) -> [pid_t] {
-    guard let proc = opendir("/proc") else { return [] }
-    defer { closedir(proc) }
-    var found: [pid_t] = []
-    while let entry = readdir(proc) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      guard let pid = pid_t(name), pid != getpid(), let fds = opendir("/proc/\(pid)/fd") else { continue }
-      defer { closedir(fds) }
-      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      while let fd = readdir(fds) {
-        let fdName = withUnsafeBytes(of: fd.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let n = readlink("/proc/\(pid)/fd/\(fdName)", &buffer, buffer.count - 1)
-        if n > 0, String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == device {
-          found.append(pid)
-          break
-        }
-      }
+    (Directory.names("/proc") ?? []).compactMap { name in
+      guard let pid = pid_t(name), pid != getpid(), let fds = Directory.names("/proc/\(pid)/fd") else { return nil }
+      return fds.contains { Directory.linkTarget("/proc/\(pid)/fd/\($0)") == device } ? pid : nil
     }
-    return found
   }
 
   /// Stopped (T, t) or in uninterruptible sleep (D): it cannot act on its VT now.
@@ -138,34 +124,18 @@ struct KernelKnobs: Equatable {
   static let sysrqPath = "/proc/sys/kernel/sysrq"
 
   static func current() -> KernelKnobs {
-    let level = read(printk)?.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? "4"
-    return KernelKnobs(consoleLogLevel: level, sysrq: read(sysrqPath)?.filter { !$0.isWhitespace })
+    let level = SmallFile.read(printk)?.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? "4"
+    return KernelKnobs(consoleLogLevel: level, sysrq: SmallFile.read(sysrqPath)?.filter { !$0.isWhitespace })
   }
 
   static func mute() {
-    write(printk, "1")
-    if access(sysrqPath, F_OK) == 0 { write(sysrqPath, "0") }
+    SmallFile.write(printk, "1")
+    if access(sysrqPath, F_OK) == 0 { SmallFile.write(sysrqPath, "0") }
   }
 
   func restore() {
-    KernelKnobs.write(KernelKnobs.printk, consoleLogLevel)
-    if let sysrq { KernelKnobs.write(KernelKnobs.sysrqPath, sysrq) }
-  }
-
-  static func read(_ path: String, limit: Int = 256) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: limit)
-    let n = Glibc.read(fd, &buffer, buffer.count)
-    return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : nil
-  }
-
-  static func write(_ path: String, _ value: String) {
-    let fd = open(path, O_WRONLY | O_CLOEXEC)
-    guard fd >= 0 else { return }
-    _ = value.withCString { Glibc.write(fd, $0, strlen($0)) }
-    close(fd)
+    SmallFile.write(KernelKnobs.printk, consoleLogLevel)
+    if let sysrq { SmallFile.write(KernelKnobs.sysrqPath, sysrq) }
   }
 }
 

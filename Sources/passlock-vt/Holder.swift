@@ -26,9 +26,12 @@ struct Holder {
     var tty: String { "/dev/tty\(vt)" }
 
     /// The VT goes back to root and is freed (nothing is locked on it now).
+    /// Cleanup never fails: a VT whose owner cannot be reset is still freed,
+    /// and the next login on it (getty, logind) sets its owner anew.
     func abandon(_ console: Console) {
-      fchown(fd, 0, 5)
-      fchmod(fd, 0o620)
+      let descriptor = FileDescriptor(rawValue: fd)
+      try? descriptor.changeOwner(0, group: 5)
+      try? descriptor.changeMode(0o620)
       close(fd)
       console.release(vt)
     }
@@ -46,10 +49,17 @@ struct Holder {
     let vt = try console.free()
     let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard fd >= 0 else { throw .system(SystemError("open", path: "/dev/tty\(vt)")) }
-    // The lock screen runs as the user and opens the VT itself.
-    fchown(fd, user, 5)  // group tty
-    fchmod(fd, 0o600)
-    return Prepared(vt: vt, fd: fd, stale: stale)
+    // The lock screen runs as the user and opens the VT itself: a VT it
+    // could not open would be a console nothing unlocks.
+    let prepared = Prepared(vt: vt, fd: fd, stale: stale)
+    do {
+      try FileDescriptor(rawValue: fd).changeOwner(user, group: 5)  // group tty
+      try FileDescriptor(rawValue: fd).changeMode(0o600)
+    } catch {
+      prepared.abandon(console)
+      throw .system(error)
+    }
+    return prepared
   }
 
   /// Switches to the prepared VT, locks switching, mutes the console.
@@ -152,10 +162,7 @@ struct State {
   /// passlock-vt does not count).
   var holderIsRunning: Bool {
     guard holder > 0, kill(holder, 0) == 0 || errno == EPERM else { return false }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/\(holder)/exe", &buffer, buffer.count - 1)
-    guard n > 0 else { return false }
-    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix("/passlock-vt")
+    return Directory.linkTarget("/proc/\(holder)/exe")?.hasSuffix("/passlock-vt") ?? false
   }
 
   /// The record's last line: a record without it was not written whole.

@@ -47,7 +47,7 @@ struct StatusCheck {
   func refusal(by deadline: Double) -> String? {
     if case .success(let pending) = request, !readable(pending.output.rawValue, by: deadline) {
       pending.cancel()
-      return "the gatekeeper did not answer within \(Int(lockStandsWithin)) s"
+      return "the gatekeeper did not answer within \(Int(ConsoleLockSequence.lockStandsWithinSeconds)) s"
     }
     let result: AuthResult
     do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
@@ -59,12 +59,6 @@ struct StatusCheck {
   /// Ends the request (a failure path that no longer needs its answer).
   func cancel() { if case .success(let pending) = request { pending.cancel() } }
 }
-
-/// How long (seconds) the holder waits, once the console is locked, for the
-/// first lock screen's frame and its own gatekeeper's answer together before
-/// it gives the console back. Both take milliseconds; one that hangs must not
-/// keep a console locked that nothing unlocks or watches.
-let lockStandsWithin = 10.0
 
 /// Whether `fd` is readable (or hung up) by `deadline` (monotonic seconds).
 /// Looked at once even when the deadline has passed: an answer that came

@@ -111,7 +111,7 @@ func holdConsole() -> Never {
   }
 
   // The holder must outlive memory pressure, and must not die with a terminal.
-  KernelKnobs.write("/proc/self/oom_score_adj", "-1000")
+  SmallFile.write("/proc/self/oom_score_adj", "-1000")
   for signal in [SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGTTOU, SIGTTIN, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
 
   let console: Console
@@ -127,165 +127,17 @@ func holdConsole() -> Never {
   } catch {
     fail(error)
   }
-  // The lock VT comes on screen with the holder's frame on it, or as soon as
-  // the first lock screen runs, before it draws: the session is hidden a lock
-  // screen's start-up sooner (physlock too switches first). The lock
-  // stands only once that frame is up and the holder's own status check says
-  // a passcode is set (the lock screen may draw from a cached status). If not,
-  // the console is given back at once, before the daemon hears of a lock:
-  // what refusing to lock would have done, and nothing typed reaches either
-  // answer. Over a lock that a killed holder left, both come first: giving
-  // back would undo that lock too.
   // The lock screen's raw mode before the VT is on screen: a key typed at it
   // neither echoes nor waits for Enter, and the first lock screen keeps it
   // (it was typed at the lock). Then the first frame, painted before the
   // lock screen starts (so the two never write at once), when the holder
-  // can know it (FirstFrame).
+  // can know it (FirstFrame). The order from here is ConsoleLockSequence's.
   _ = LockTerminal.makeRaw(prepared.fd)
   let painted = FirstFrame.paint(on: prepared.fd, for: caller)
-  // With the holder's frame on the VT, the lock screen is not on the way to
-  // it: it starts once switching is locked, not beside a display server that
-  // is giving up its VT (on two cores its start-up held X's answer up by a
-  // millisecond). Without that frame, or over a stale lock (whose checks come
-  // before the lock), it starts now.
-  var first: (pid: pid_t, ready: Int32)?
-  let startsOnceLocked = painted && prepared.stale == nil
-  if !startsOnceLocked {
-    do { first = try startOverlay(on: prepared.tty) } catch {
-      prepared.abandon(console)
-      fail(error)
-    }
-  }
-  SwitchPriority.raise()
-  // Asked once the console is locked: started before, the gatekeeper would
-  // hold up the switch (posix_spawn waits for its exec) and compete with the
-  // lock screen's start. The lock's 30 ms settle watch covers its answer.
-  // (Over a stale lock its own check, used up before the lock, is not this:
-  // a used-up request must not be cancelled, its child is reaped.)
-  var check: StatusCheck?
-  /// Why the console cannot stay locked (the first lock screen then no
-  /// longer runs), or nil once its frame is up and a passcode is set.
-  func lockScreenProblem(_ first: (pid: pid_t, ready: Int32), _ check: StatusCheck) -> String? {
-    let deadline = monotonicSeconds() + lockStandsWithin
-    switch waitForFrame(first.ready, by: deadline) {
-    case .drawn: break
-    case .exited:
-      let status = reapLockScreen(first.pid) ?? -1
-      return check.refusal(by: deadline) ?? "it exited with status \(exitCode(fromWaitStatus: status))"
-    case .late:
-      stopLockScreen(first.pid)
-      return check.refusal(by: deadline) ?? "it drew nothing within \(Int(lockStandsWithin)) s"
-    }
-    guard let problem = check.refusal(by: deadline) else { return nil }
-    stopLockScreen(first.pid)
-    return problem
-  }
-  if prepared.stale != nil {
-    guard let first else {
-      prepared.abandon(console)
-      fail(.refused("the lock screen did not start; refusing to lock"))
-    }
-    if let problem = lockScreenProblem(first, StatusCheck()) {
-      prepared.abandon(console)
-      fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
-    }
-  }
-  // Opened before the lock: a switch right after it is seen, not missed.
-  let switches = SwitchWatch()
-  let holder: Holder
-  var lateStart: HolderError?
-  do {
-    holder = try Holder.lock(prepared, console: console, user: caller) {
-      // Two spawns, each waiting for its child's exec, before the settle
-      // watch: a raced switch is taken back that much later (SwitchWatch
-      // still sees it).
-      if startsOnceLocked {
-        do throws(HolderError) { first = try startOverlay(on: prepared.tty) } catch { lateStart = error }
-      }
-      if prepared.stale == nil && lateStart == nil { check = StatusCheck() }
-    }
-  } catch {
-    check?.cancel()
-    if let first { stopLockScreen(first.pid) }
-    prepared.abandon(console)  // once nothing has the VT open, it can be freed
-    fail(error)
-  }
-  let lockFD = prepared.fd
-  guard let first else {
-    check?.cancel()
-    holder.end(closing: lockFD)
-    fail(lateStart ?? .refused("the lock screen did not start; refusing to lock"))
-  }
-  // The caller can stop this process (it is their real uid) between the checks
-  // above and the lock: now that switching is locked, check again that the VT
-  // we switched away from is theirs and their session still the same one.
-  if let session = checkedSession {
-    var problem: HolderError?
-    if holder.originalVT != sessionVT || ActiveSession.session(session.id) != session {
-      problem = .refused("the session on screen changed while locking; refusing to lock")
-    } else {
-      problem = sharedSeat(caller)
-    }
-    if let problem {
-      check?.cancel()
-      stopLockScreen(first.pid)
-      holder.end(closing: lockFD)
-      fail(problem)
-    }
-  }
-  // (`check` is set without a stale lock: Holder.lock runs `whenLocked` before it returns.)
-  if prepared.stale == nil, let problem = lockScreenProblem(first, check!) {
-    holder.end(closing: lockFD)
-    fail(.refused("the lock screen cannot start: \(problem); refusing to lock"))
-  }
-  SwitchPriority.lower()
-  // The first frame is on screen now: the daemon may let the machine sleep.
-  if let readyFD {
-    var byte: UInt8 = 1
-    _ = write(readyFD, &byte, 1)
-    close(readyFD)
-  }
-
-  /// Runs lock screens until one exits 0; restarts the others with the
-  /// restart backoff, and when they keep failing says so on the lock VT.
-  var backoff = RestartBackoff()
-  var running: pid_t? = first.pid
-  while true {
-    let started = time(nil)
-    let pid: pid_t
-    if let first = running {
-      pid = first
-      running = nil
-    } else {
-      // Keys left from the lock screen that ended, or typed at the emergency
-      // text, are not the next one's passcode.
-      tcflush(lockFD, TCIFLUSH)
-      do {
-        let overlay = try startOverlay(on: holder.lockTTY)
-        pid = overlay.pid
-        // Only the first lock screen's frame is reported; a later one that
-        // hangs before it is supervised all the same.
-        _ = waitForFrame(overlay.ready, by: monotonicSeconds() + lockStandsWithin)
-      } catch {
-        holder.emergency(lockFD)
-        sleep(5)
-        continue
-      }
-    }
-    // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
-    let status = (switches.map { $0.supervise(pid, holder: holder) } ?? reapLockScreen(pid)) ?? -1
-    if status == 0 {
-      holder.end(closing: lockFD)
-      exit(0)
-    }
-    let delay = backoff.failed(afterRunning: Double(time(nil) - started))
-    if backoff.keepsFailing {
-      holder.emergency(lockFD)
-      sleep(30)
-    } else if delay > 0 {
-      usleep(UInt32(delay * 1000))
-    }
-  }
+  ConsoleLockRun(
+    console: console, prepared: prepared, caller: caller, checkedSession: checkedSession, sessionVT: sessionVT,
+    readyFD: readyFD
+  ).run(painted: painted)
 }
 
 holdConsole()

@@ -124,7 +124,7 @@ extension Daemon {
   @discardableResult
   func startLocker(_ session: Logind.SessionInfo, command: [String], consoleHolder: Bool) -> Bool {
     do {
-      let locker = try Locker(sessionID: session.id, command: command, consoleHolder: consoleHolder, loop: loop) {
+      let locker = try Locker(command: command, consoleHolder: consoleHolder, loop: loop) {
         [unowned self] in
         problems[session.id] = nil
         releaseIfEveryLockerIsReady()

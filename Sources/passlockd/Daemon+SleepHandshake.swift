@@ -3,17 +3,18 @@ import PasslockBus
 import PasslockClient
 import PasslockCore
 import PasslockPOSIX
+import PasslockTimers
 
 /// The sleep handshake: a logind delay inhibitor while a passcode exists,
 /// released once every lock screen has drawn its first frame; and, for the
 /// system sleep hook (SleepHookFiles), `sleep-ready` written at that moment.
 extension Daemon {
   func takeInhibitor() {
-    guard inhibitor == nil, inhibitRetryTimer == nil else { return }
+    guard inhibitor == nil, !inhibitRetries.isWaiting else { return }
     do {
       inhibitor = try logind.inhibitSleep()
-      if inhibitRetry > 0 { Log.info("took the sleep inhibitor after \(inhibitRetry + 1) tries") }
-      inhibitRetry = 0
+      if inhibitRetries.failures > 0 { Log.info("took the sleep inhibitor after \(inhibitRetries.failures + 1) tries") }
+      inhibitRetries.reset()
       noteInhibitor(problem: nil)
     } catch {
       if Self.isRefusal(error) {
@@ -21,15 +22,12 @@ extension Daemon {
         noteInhibitor(problem: "logind refused a sleep delay inhibitor (\(error.name ?? "")): there is no polkit to allow it")
         return
       }
-      // Right after resume logind may still answer "operation in progress".
-      // One retry chain, however many paths ask; said once per streak.
-      inhibitRetry += 1
-      let delay = min(5000, 50 << min(inhibitRetry, 7))
-      if inhibitRetry == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }
-      inhibitRetryTimer = loop.after(milliseconds: Int64(delay)) { [unowned self] in
-        inhibitRetryTimer = nil
+      // Right after resume logind may still answer "operation in progress":
+      // one retry chain, however many paths ask, said once per streak.
+      let delay = inhibitRetries.failed { [unowned self] in
         if passcodeSet && !preparingForSleep { takeInhibitor() }
       }
+      if inhibitRetries.failures == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }
     }
   }
 

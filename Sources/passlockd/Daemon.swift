@@ -3,6 +3,7 @@ import PasslockBus
 import PasslockClient
 import PasslockCore
 import PasslockPOSIX
+import PasslockTimers
 
 /// passlockd: watches logind for suspend, Lock and idle, and keeps one
 /// `passlock lock` per session while it is locked. Single-threaded: every
@@ -39,8 +40,7 @@ final class Daemon {
   var preparingForSleep = false
   var sleepSignalAt: UInt64 = 0
   var restarts: [String: RestartBackoff] = [:]
-  var inhibitRetry = 0
-  var inhibitRetryTimer: EventLoop.Token?
+  lazy var inhibitRetries = RetryChain(loop: loop)
   /// Why no inhibitor is held although a passcode is set (logind refused it).
   var inhibitorProblem: String?
   /// Every lock screen was up for the sleep at hand (reset at PrepareForSleep).

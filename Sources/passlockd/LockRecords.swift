@@ -56,14 +56,7 @@ struct LockRecords {
   }
 
   func all() -> [String] {
-    guard let dir = opendir(directory) else { return [] }
-    defer { closedir(dir) }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      if Self.isSafe(name) { names.append(name) }
-    }
-    return names
+    (Directory.names(directory) ?? []).filter(Self.isSafe)
   }
 
   /// Session ids are short tokens ("c1", "3"); nothing that walks the filesystem.

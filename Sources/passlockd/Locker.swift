@@ -6,7 +6,6 @@ import PasslockPOSIX
 /// one byte on fd 3 once the first frame is on screen, and exits 0 only
 /// after a real unlock.
 final class Locker {
-  let sessionID: String
   /// What it runs: a restart runs the same.
   let command: [String]
   /// passlock-vt, not a lock screen on the session's own terminal.
@@ -20,10 +19,9 @@ final class Locker {
   private var ready: (fd: Int32, watch: EventLoop.Token)?
 
   init(
-    sessionID: String, command: [String], consoleHolder: Bool, loop: EventLoop, onReady: @escaping () -> Void
+    command: [String], consoleHolder: Bool, loop: EventLoop, onReady: @escaping () -> Void
   ) throws(SystemError) {
     self.loop = loop
-    self.sessionID = sessionID
     self.command = command
     self.isConsoleHolder = consoleHolder
     let ready = try closeOnExecPipe()

@@ -6,7 +6,6 @@ enum Log {
   static func error(_ text: String) { write(3, text) }
   static func warning(_ text: String) { write(4, text) }
   static func info(_ text: String) { write(6, text) }
-  static func debug(_ text: String) { write(7, text) }
 
   private static func write(_ priority: Int, _ text: String) {
     printError("<\(priority)>" + text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") + "\n")

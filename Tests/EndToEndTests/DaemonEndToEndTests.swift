@@ -17,9 +17,8 @@ final class DaemonEndToEndTests {
   }
 
   func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() && Date() < deadline { usleep(2_000) }
-    #expect(condition(), "\(what)\n\(logind.daemonLog)")
+    let held = Wait.until(seconds, every: 2_000, condition)
+    #expect(held, "\(what)\n\(logind.daemonLog)")
   }
 
   /// After resume the lock screen draws itself again in full (the clock has
@@ -148,9 +147,15 @@ final class DaemonEndToEndTests {
       bus.process()
       return !seen.isEmpty
     }
-    usleep(100_000)
-    bus.process()
-    #expect(seen == [true], "only logind's PrepareForSleep(true), not the forged false")
+    // logind's next signal: everything sent before it has been read by then.
+    logind.emitPrepareForSleep(false)
+    waitFor("logind's second signal") {
+      var readable = pollfd(fd: bus.fd, events: Int16(POLLIN), revents: 0)
+      _ = poll(&readable, 1, 50)
+      bus.process()
+      return seen.count >= 2
+    }
+    #expect(seen == [true, false], "only logind's PrepareForSleep(true) and (false), not the forged false")
   }
 
   /// passlockd offers no methods; a call made to its connection gets an
@@ -239,8 +244,11 @@ final class DaemonEndToEndTests {
     let first = logind.lockerPIDs[0]
     kill(first, SIGKILL)  // the replacement finds the terminal in the lock screen's raw mode
     waitFor("a new lock screen") { logind.lockerPIDs.first.map { $0 != first } ?? false }
-    usleep(300_000)
-    _ = logind.drain()
+    var screen = ""
+    waitFor("its frame (its terminal modes set)") {
+      screen += logind.drain()
+      return screen.contains("Enter Passcode")
+    }
     logind.type("2580")
     waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
     var after = termios()
@@ -375,9 +383,9 @@ final class DaemonEndToEndTests {
       )
     }
     idle(true, 0)
-    usleep(1_000_000)
+    waitFor("the daemon arms an idle lock") { h.passlock("status").stdout.contains("idle lock in") }
     idle(false, 0)  // activity: the timer is cancelled
-    usleep(2_000_000)
+    waitFor("and cancels it") { !h.passlock("status").stdout.contains("idle lock in") }
     #expect(logind.lockerPIDs.isEmpty, "no lock after the session became active again")
     idle(true, 1)  // idle since a second ago: locked a second from now
     let armed = Date()

@@ -1,4 +1,5 @@
 import Foundation
+import PasslockPOSIX
 import Testing
 
 /// The external authenticator against a real fingerprint stack: Debian's
@@ -34,6 +35,16 @@ final class FingerprintEndToEndTests {
   var externalFailures: Int? {
     let text = (try? String(contentsOfFile: h.stateDirectory + "/attempts", encoding: .utf8)) ?? ""
     return text.split(separator: "\n").first { $0.hasPrefix("external_failures=") }.flatMap { Int($0.dropFirst(18)) }
+  }
+
+  /// passlock-auth processes working on this test's store.
+  func gatekeepers() -> [pid_t] {
+    (Directory.names("/proc") ?? []).compactMap { name -> pid_t? in
+      guard let pid = pid_t(name), SmallFile.read("/proc/\(pid)/comm") == "passlock-auth\n",
+        let environment = SmallFile.read("/proc/\(pid)/environ", limit: 65536), environment.contains(h.stateDirectory)
+      else { return nil }
+      return pid
+    }
   }
 
   /// `passlock lock` in a fresh tmux pane, its exit status echoed as rc=N.
@@ -92,7 +103,10 @@ final class FingerprintEndToEndTests {
     t.type("2580")
     #expect(t.waitFor("rc=0"))
     bed.scan("finger-A")  // the reader's verification was cancelled with the stack
-    usleep(300_000)
+    // Nothing of this lock's runs any more (its gatekeepers wrote what they
+    // count before they ended): only then look at the count.
+    let gone = Wait.until(5) { gatekeepers().isEmpty }
+    #expect(gone, "the lock's gatekeepers ended")
     #expect(externalFailures == 0, "the cancelled attempt is not a failure")
     // The reader is free for the next lock.
     t.type("clear; passlock lock; echo rc=$?", enter: true)

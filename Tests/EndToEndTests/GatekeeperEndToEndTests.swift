@@ -59,12 +59,12 @@ import Testing
     try process.run()
     stdin.fileHandleForWriting.write(verifyRequest(passcode))
     let deadline = Date().addingTimeInterval(10)
-    while h.file("attempts")?.contains("failures=\(failures)\n") != true && Date() < deadline { usleep(2_000) }
+    Wait.until(deadline.timeIntervalSinceNow, every: 2_000) { h.file("attempts")?.contains("failures=\(failures)\n") == true }
     // The count is on disk a moment before the store's lock is let go (the
     // directory's fsync comes between): only then is the check in its hash.
     let directory = open(h.stateDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     defer { close(directory) }
-    while flock(directory, LOCK_EX | LOCK_NB) != 0 && Date() < deadline { usleep(1_000) }
+    Wait.until(deadline.timeIntervalSinceNow, every: 1_000) { flock(directory, LOCK_EX | LOCK_NB) == 0 }
     flock(directory, LOCK_UN)
     return process
   }

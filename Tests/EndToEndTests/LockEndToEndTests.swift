@@ -95,8 +95,11 @@ struct LockEndToEndTests {
     // The right passcode inside a bracketed paste, then mouse reports and OSC.
     t.bytes(Array("\u{1b}[200~2580\u{1b}[201~".utf8))
     t.bytes(Array("\u{1b}[<2;10;10M\u{1b}[<64;5;5M\u{1b}]0;2580\u{7}".utf8))
-    usleep(300_000)
-    let screen = t.screen
+    // A digit after all that: once it shows, everything before it was read.
+    t.type("7")
+    #expect(t.waitFor("7  ○  ○  ○"), "the lock screen read all of it, and nothing before the 7 as a digit")
+    t.keys("C-u")
+    let screen = t.waitFor { $0.contains("○  ○  ○  ○") }
     #expect(screen.contains("Enter Passcode"))
     #expect(screen.contains("○  ○  ○  ○"), "no digit was taken")
     #expect(!screen.contains("rc=0"))
@@ -136,7 +139,10 @@ struct LockEndToEndTests {
     var generator = SplitMix(seed: 0x5eed)
     let noise = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     t.bytes(noise)
-    usleep(500_000)
+    // Read to its end once a key after it is answered (Ctrl-U, then a digit).
+    t.keys("Escape", "C-u")
+    t.type("7")
+    _ = t.waitFor { $0.contains("7  ○  ○  ○") || $0.contains("rc=") }
     let pid = try #require(t.lockerPID)
     #expect(kill(pid, 0) == 0, "still running")
     let screen = t.screen
@@ -198,9 +204,11 @@ struct AccountPasswordEndToEndTests {
     t.type("1111")
     #expect(t.waitFor("Too many attempts: the account password is required"))
     #expect(t.waitFor("Password: ____"), "the field opens by itself")
-    t.keys("Escape")
+    t.keys("Escape")  // no way back to the keypad after a lockout
     t.type("2580")
-    usleep(300_000)
+    // The digits went into the password field (masked; the first may have
+    // gone with the Escape as an Alt key): only then look.
+    #expect(t.waitFor("Password: ●●●"), "typed into the password field: \(t.screen)")
     #expect(!t.screen.contains("rc=0"), "the passcode is no longer accepted")
     t.keys("C-u")
     t.type("hunter2")
@@ -307,9 +315,7 @@ final class BusyStoreEndToEndTests {
       + "open(sys.argv[2], 'w').close()\nos.kill(os.getpid(), signal.SIGSTOP)\n"
     let marker = h.root + "/held"
     holder = try #require(Spawn.start(["/usr/bin/python3", "-c", script, h.stateDirectory, marker], environment: h.environment))
-    let deadline = Date().addingTimeInterval(10)
-    while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(10_000) }
-    try #require(FileManager.default.fileExists(atPath: marker), "the holder took the lock")
+    try #require(Wait.until(10) { FileManager.default.fileExists(atPath: marker) }, "the holder took the lock")
   }
 
   @Test func aStoppedHolderOfTheStoreIsBusyNotAHang() throws {

@@ -63,11 +63,10 @@ final class Tmux: @unchecked Sendable {  // used from one test at a time
   /// Waits up to `seconds` for the screen to satisfy `condition`; the last screen.
   @discardableResult
   func waitFor(_ seconds: Double = 5, _ condition: (String) -> Bool) -> String {
-    let deadline = Date().addingTimeInterval(seconds)
     var last = screen
-    while !condition(last) && Date() < deadline {
-      usleep(20_000)
+    Wait.until(seconds, every: 20_000) {
       last = screen
+      return condition(last)
     }
     return last
   }

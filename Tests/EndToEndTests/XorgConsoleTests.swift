@@ -36,9 +36,8 @@ final class XorgConsoleTests {
   }
 
   func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() && Date() < deadline { usleep(5_000) }
-    #expect(condition(), "\(what)")
+    let held = Wait.until(seconds, condition)
+    #expect(held, "\(what)")
   }
 
   /// Starts the holder over X's VT; returns its pid and the moment the ready byte came (or nil).
@@ -65,19 +64,26 @@ final class XorgConsoleTests {
     let lockVT = Int32(VT.activeConsole())
     #expect(lockVT != x.vt, "the lock has a VT of its own")
     // chvt back to X: refused while locked.
-    try ConsoleHolderTests.activate(x.vt)
-    #expect(VT.activeConsole() == lockVT, "VT_ACTIVATE of X's VT does not switch")
+    ConsoleHolderTests.tryToSwitch(to: x.vt)
+    #expect(VT.activeConsole() == lockVT, "VT_ACTIVATE of X's VT does not switch (refused at once: nothing is scheduled)")
     // X's own Ctrl-Alt-Fn (VT_ACTIVATE from the server): refused too.
     let target: Int32 = x.vt == 2 ? 3 : 2
     let wasAllocated = ConsoleHolderTests.isAllocated(target)
     x.xdotool(["key", "ctrl+alt+F\(target)"])
-    usleep(300_000)
+    // X has handled the key once it answers the next client, and the lock
+    // screen answers a key of its own: any switch has had its turn.
+    #expect(x.answers())
+    ConsoleHolderTests.type("7", onVT: lockVT)
+    waitFor("the lock screen answers") { ConsoleHolderTests.screen(lockVT).contains("7  ○  ○  ○") }
+    ConsoleHolderTests.type("\u{15}", onVT: lockVT)
+    waitFor("and clears") { ConsoleHolderTests.screen(lockVT).contains("○  ○  ○  ○") }
     #expect(VT.activeConsole() == lockVT, "X's Ctrl-Alt-F\(target) does not switch")
     if !wasAllocated { XorgServer.disallocate(target) }  // X's VT_ACTIVATE allocated it
     // A wrong passcode keeps it; the right one brings X back.
     ConsoleHolderTests.type("1111", onVT: lockVT)
-    usleep(600_000)
+    waitFor("the wrong passcode refused") { ConsoleHolderTests.screen(lockVT).contains("Passcode didn't match") }
     #expect(kill(holder, 0) == 0 && VT.activeConsole() == lockVT, "a wrong passcode keeps the lock")
+    usleep(400_000)  // the shake refuses input for 0.3 s (not an assertion: the next keys must count)
     ConsoleHolderTests.type("2580", onVT: lockVT)
     #expect(Spawn.wait(holder, seconds: 5) == 0, "the holder exits 0 after the right passcode")
     #expect(VT.activeConsole() == x.vt, "X's VT is back")
@@ -92,8 +98,8 @@ final class XorgConsoleTests {
     #expect(after < 1.0, "within 1 s (took \(Int(after * 1000)) ms)")
     let lockVT = Int32(VT.activeConsole())
     #expect(lockVT != x.vt)
-    try ConsoleHolderTests.activate(x.vt)
-    #expect(VT.activeConsole() == lockVT, "switching locked")
+    ConsoleHolderTests.tryToSwitch(to: x.vt)
+    #expect(VT.activeConsole() == lockVT, "switching locked (refused at once: nothing is scheduled)")
     x.resume()
     usleep(300_000)
     ConsoleHolderTests.type("2580", onVT: lockVT)

@@ -64,16 +64,7 @@ import Testing
 
   /// Descriptors of `marker` this process holds.
   func openDescriptors() -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    var count = 0
-    var target = [CChar](repeating: 0, count: 4096)
-    while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      let n = readlink("/proc/self/fd/" + name, &target, target.count - 1)
-      if n > 0 && String(decoding: target[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == marker { count += 1 }
-    }
-    return count
+    (Directory.names("/proc/self/fd") ?? []).filter { Directory.linkTarget("/proc/self/fd/" + $0) == marker }.count
   }
 
   @Test func descriptorsOfADroppedMessageAreClosedAtOnce() {

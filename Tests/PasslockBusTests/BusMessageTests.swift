@@ -1,4 +1,5 @@
 import Glibc
+import PasslockPOSIX
 import Testing
 
 @testable import PasslockBus
@@ -289,14 +290,7 @@ import Testing
   }()
 
   static let recorded: [String] = {
-    guard let directory = opendir(Self.directory) else { return [] }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      if !name.hasPrefix(".") { names.append(name) }
-    }
-    return names.sorted()
+    (Directory.names(Self.directory) ?? []).filter { !$0.hasPrefix(".") }.sorted()
   }()
 
   @Test func thereAreRecordedMessages() { #expect(Self.recorded.count >= 20) }

@@ -12,8 +12,8 @@ import Testing
     let record = try #require(try store.passcode())
     #expect(record.length == 6)
     #expect(record.hash.hasPrefix("$y$"))
-    #expect(try store.verify(secret("258046"), now: 100) == .match)
-    #expect(try store.verify(secret("258047"), now: 100) == .mismatch(failures: 1, next: .open))
+    #expect(try store.verify(secret("258046"), now: 100) == .accepted)
+    #expect(try store.verify(secret("258047"), now: 100) == .wrong(failures: 1, retryAfterSeconds: 0, accountPasswordRequired: false))
     #expect(try store.status(now: 100, user: "test").failedAttempts == 1)
   }
 
@@ -33,10 +33,10 @@ import Testing
     let fixture = StoreFixture()
     let store = try fixture.store()
     try store.setPasscode(secret("2580"))
-    #expect(try store.verify(secret("1111"), now: 0) == .mismatch(failures: 1, next: .open))
-    #expect(try store.verify(secret("1111"), now: 0) == .mismatch(failures: 1, next: .open))
-    #expect(try store.verify(secret("2222"), now: 0) == .mismatch(failures: 2, next: .open))
-    #expect(try store.verify(secret("1111"), now: 0) == .mismatch(failures: 3, next: .open))
+    #expect(try store.verify(secret("1111"), now: 0) == .wrong(failures: 1, retryAfterSeconds: 0, accountPasswordRequired: false))
+    #expect(try store.verify(secret("1111"), now: 0) == .wrong(failures: 1, retryAfterSeconds: 0, accountPasswordRequired: false))
+    #expect(try store.verify(secret("2222"), now: 0) == .wrong(failures: 2, retryAfterSeconds: 0, accountPasswordRequired: false))
+    #expect(try store.verify(secret("1111"), now: 0) == .wrong(failures: 3, retryAfterSeconds: 0, accountPasswordRequired: false))
   }
 
   @Test func successResetsTheCounter() throws {
@@ -44,7 +44,7 @@ import Testing
     let store = try fixture.store()
     try store.setPasscode(secret("2580"))
     for code in ["1111", "2222", "3333"] { _ = try store.verify(secret(code), now: 0) }
-    #expect(try store.verify(secret("2580"), now: 0) == .match)
+    #expect(try store.verify(secret("2580"), now: 0) == .accepted)
     #expect(try store.status(now: 0, user: "test").failedAttempts == 0)
     #expect(fixture.read("attempts") == AttemptRecord.succeeded(now: 0, boot: BootID.current()).serialized())
   }
@@ -55,22 +55,26 @@ import Testing
     try store.setPasscode(secret("2580"))
     var now: Int64 = 1_000_000
     for attempt in 1...4 {
-      #expect(try store.verify(secret("100\(attempt)"), now: now) == .mismatch(failures: attempt, next: .open))
+      #expect(
+        try store.verify(secret("100\(attempt)"), now: now)
+          == .wrong(failures: attempt, retryAfterSeconds: 0, accountPasswordRequired: false))
     }
     let expected: [(Int, Int64)] = [(5, 60), (6, 300), (7, 900), (8, 900), (9, 3600)]
     for (attempt, delay) in expected {
-      #expect(try store.verify(secret("20\(attempt)0"), now: now) == .mismatch(failures: attempt, next: .wait(seconds: delay)))
+      #expect(
+        try store.verify(secret("20\(attempt)0"), now: now)
+          == .wrong(failures: attempt, retryAfterSeconds: delay, accountPasswordRequired: false))
       // While the delay runs the passcode is not even checked, right or wrong.
-      #expect(try store.verify(secret("2580"), now: now + delay - 1) == .wait(seconds: 1))
+      #expect(try store.verify(secret("2580"), now: now + delay - 1) == .delayed(retryAfterSeconds: 1))
       #expect(try store.status(now: now + 1, user: "test").retryAfterSeconds == delay - 1)
       now += delay
     }
     #expect(
-      try store.verify(secret("9999"), now: now) == .mismatch(failures: 10, next: .accountPasswordRequired))
+      try store.verify(secret("9999"), now: now) == .wrong(failures: 10, retryAfterSeconds: 0, accountPasswordRequired: true))
     #expect(try store.verify(secret("2580"), now: now + 100_000) == .accountPasswordRequired(reason: nil))
     #expect(try store.status(now: now, user: "test").accountPasswordRequired)
     try store.clearAttempts()
-    #expect(try store.verify(secret("2580"), now: now) == .match)
+    #expect(try store.verify(secret("2580"), now: now) == .accepted)
   }
 
   @Test func anInterruptedWriteLeavesTheOldPasscodeValid() throws {
@@ -84,7 +88,7 @@ import Testing
       try directory.replace("passcode", with: replacement, failBeforeRename: true)
     }
     #expect(fixture.read("passcode") == before)
-    #expect(try store.verify(secret("2580"), now: 0) == .match)
+    #expect(try store.verify(secret("2580"), now: 0) == .accepted)
   }
 
   @Test func aCorruptCounterMeansAccountPasswordRequiredAndIsKept() throws {

@@ -1,4 +1,4 @@
-import Glibc
+import PasslockCore
 import PasslockPOSIX
 
 /// Locks a TTY session after `timeoutSeconds` without input. The idle clock is
@@ -11,44 +11,50 @@ import PasslockPOSIX
 /// another 8-second bucket (`tty_update_time` in drivers/tty/tty_io.c), so the
 /// last key may have come up to 8 s after the atime shows. Waiting those 8 s
 /// too means the lock never comes early: it comes 0–8 s after the timeout.
-final class IdleWatcher {
-  let timeoutSeconds: Int
+public final class IdleWatcher {
+  public let timeoutSeconds: Int
   /// How far a tty's atime may lag the last input.
-  static let atimeGranularity: Int64 = 8
+  public static let atimeGranularity: Int64 = 8
   let onIdle: (String) -> Void
   let loop: EventLoop
+  /// A terminal's access time (wall-clock seconds), or nil when it is gone.
+  let accessTime: (String) -> Int64?
   private var timers: [String: (tty: String, timer: EventLoop.Token)] = [:]
 
-  init(timeoutSeconds: Int, loop: EventLoop, onIdle: @escaping (String) -> Void) {
+  public init(
+    timeoutSeconds: Int, loop: EventLoop, accessTime: @escaping (String) -> Int64? = { PasslockPOSIX.accessTime(ofPath: $0) },
+    onIdle: @escaping (String) -> Void
+  ) {
     self.timeoutSeconds = timeoutSeconds
     self.loop = loop
+    self.accessTime = accessTime
     self.onIdle = onIdle
   }
 
   /// The deadline, in seconds from now: next idle time.
-  private(set) var deadlines: [String: Int64] = [:]
+  public private(set) var deadlines: [String: Int64] = [:]
 
   /// An idle inhibitor of the user's holds every idle lock off.
-  private(set) var heldOff = false
+  public private(set) var heldOff = false
   /// When the last one went (wall-clock seconds): the idle time counts from
   /// then, or from the last input if that is later. Counting from the last
   /// input alone would lock at once after a film that ran longer than the
   /// timeout, while the user is still watching its end; from then on the
   /// user gets the whole timeout, as swayidle and GNOME give it.
-  private(set) var resumedAt: Int64 = 0
+  public private(set) var resumedAt: Int64 = 0
 
-  func holdOff(_ held: Bool) {
+  public func holdOff(_ held: Bool) {
     guard held != heldOff else { return }
     heldOff = held
     if held {
       for id in Array(timers.keys) + Array(hintTimers.keys) { stop(id) }
     } else {
-      resumedAt = wallClockSeconds()
+      resumedAt = loop.clock.wallClockSeconds
     }
   }
 
   /// Watches exactly `sessions` (unlocked, local, with a TTY).
-  func update(sessions: [Logind.SessionInfo], enabled: Bool) {
+  public func update(sessions: [LogindSession], enabled: Bool) {
     guard timeoutSeconds > 0, enabled, !heldOff else {
       for id in timers.keys { stop(id) }
       return
@@ -58,7 +64,7 @@ final class IdleWatcher {
     for session in sessions where timers[session.id] == nil { arm(session.id, tty: session.tty) }
   }
 
-  func stop(_ id: String) {
+  public func stop(_ id: String) {
     loop.cancel(timers[id]?.timer)
     timers[id] = nil
     loop.cancel(hintTimers[id])
@@ -72,7 +78,7 @@ final class IdleWatcher {
   /// none while active.
   private var hintTimers: [String: EventLoop.Token] = [:]
 
-  func hint(_ id: String, idle: Bool, sinceMicroseconds: UInt64, enabled: Bool) {
+  public func hint(_ id: String, idle: Bool, sinceMicroseconds: UInt64, enabled: Bool) {
     loop.cancel(hintTimers[id])
     hintTimers[id] = nil
     deadlines[id] = nil
@@ -81,7 +87,7 @@ final class IdleWatcher {
     let deadlineMicroseconds = since + Int64(timeoutSeconds) * 1_000_000
     let deadline = deadlineMicroseconds / 1_000_000
     // To the microsecond: whole seconds would lock up to a second early.
-    hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - wallClockMicroseconds()) { [unowned self] in
+    hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - loop.clock.wallClockMicroseconds) { [unowned self] in
       hintTimers[id] = nil
       deadlines[id] = nil
       onIdle(id)
@@ -90,10 +96,9 @@ final class IdleWatcher {
   }
 
   private func arm(_ id: String, tty: String) {
-    var st = stat()
-    guard stat(tty, &st) == 0 else { return }
-    let deadline = self.deadline(lastInputAtime: Int64(st.st_atim.tv_sec))
-    let wait = max(0, deadline - wallClockSeconds())
+    guard let atime = accessTime(tty) else { return }
+    let deadline = self.deadline(lastInputAtime: atime)
+    let wait = max(0, deadline - loop.clock.wallClockSeconds)
     // A monotonic deadline (wall-clock timers would fire at once after a
     // clock jump); the atime is re-read when it fires, so a jump costs nothing.
     loop.cancel(timers[id]?.timer)
@@ -109,9 +114,8 @@ final class IdleWatcher {
   }
 
   private func fired(_ id: String, tty: String) {
-    var st = stat()
-    guard stat(tty, &st) == 0 else { return stop(id) }
-    if deadline(lastInputAtime: Int64(st.st_atim.tv_sec)) > wallClockSeconds() {
+    guard let atime = accessTime(tty) else { return stop(id) }
+    if deadline(lastInputAtime: atime) > loop.clock.wallClockSeconds {
       arm(id, tty: tty)  // input arrived meanwhile
     } else {
       stop(id)

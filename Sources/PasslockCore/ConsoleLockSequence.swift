@@ -1,0 +1,258 @@
+/// The console holder's lock sequence (passlock-vt), as a state machine of
+/// the shape LockScreen has: events in, effects out, time passed in. It
+/// decides the order of a console lock; passlock-vt's main.swift carries the
+/// effects out over the console and reports what happened as events.
+///
+/// The order, and why:
+/// - The lock VT comes on screen with the holder's own first frame on it
+///   (`painted`), or as soon as the first lock screen runs: the session is
+///   hidden a lock screen's start-up sooner (physlock too switches first).
+///   With the holder's frame there, the lock screen starts once switching is
+///   locked, not beside a display server giving up its VT.
+/// - The lock stands only once the first lock screen's frame is up and the
+///   holder's own status check says a passcode is set (the lock screen may
+///   draw from a cached status). Otherwise the console is given back at
+///   once, before the daemon hears of a lock: nothing typed reaches either.
+///   The status check starts once switching is locked: started before, the
+///   gatekeeper would hold up the switch and compete with the lock screen.
+/// - Over a lock a killed holder left (`stale`), the frame and the status
+///   come first: giving the console back afterwards would undo that lock too.
+/// - The caller can stop the holder between the checks and the lock, so the
+///   session is checked again once switching is locked.
+/// - From the lock screen's start until the lock stands the holder runs
+///   real-time (raisePriority … lowerPriority).
+/// - Then the lock screens are supervised: only an exit 0 unlocks; others
+///   restart with RestartBackoff, and when they keep failing the lock VT
+///   says how to get out, and the console stays locked.
+public struct ConsoleLockSequence: Sendable {
+  public enum Event: Equatable, Sendable {
+    /// The lock VT is allocated, opened and in raw mode. `painted`: the
+    /// holder's own first frame is on it. `stale`: a killed holder's lock
+    /// is still in force.
+    case prepared(painted: Bool, stale: Bool)
+    case lockScreenStarted
+    case lockScreenDidNotStart(String)
+    /// Switching is locked on the lock VT (inside the lock: the settle watch follows).
+    case switchingLocked
+    /// The lock could not be made (the console keeps its state; the reason is the holder's error).
+    case lockFailed
+    /// The lock is made and settled: the lock VT stays on screen.
+    case settled
+    /// The caller's session checked again once switching is locked (nil: still theirs).
+    case sessionChecked(Refusal?)
+    case firstFrame(FrameOutcome)
+    /// The holder's own status check: nil when a passcode is set, else why not.
+    case statusAnswered(refusal: String?)
+    /// A supervised lock screen ended, after running `ranForSeconds`.
+    case lockScreenExited(status: Int32, ranForSeconds: Double)
+  }
+
+  /// How the wait for the first lock screen's frame ended.
+  public enum FrameOutcome: Equatable, Sendable {
+    case drawn
+    /// It exited first (with this status; it has been reaped).
+    case exited(status: Int32)
+    /// Nothing within the bound (it still runs).
+    case late
+  }
+
+  /// Why the holder gives up, and the status it exits with.
+  public struct Refusal: Equatable, Sendable {
+    public var reason: String
+    public var status: ConsoleHolder.Exit
+    public init(_ reason: String, status: ConsoleHolder.Exit = .refused) {
+      self.reason = reason
+      self.status = status
+    }
+  }
+
+  public enum Effect: Equatable, Sendable {
+    case startLockScreen
+    case startStatusCheck
+    case cancelStatusCheck
+    case raisePriority
+    case lowerPriority
+    /// Switch to the lock VT and lock switching (then `.switchingLocked`
+    /// inside, `.settled` or `.lockFailed` after).
+    case lockSwitching
+    case checkSessionAgain
+    /// Wait, with one bound, for the first frame and the status answer.
+    case awaitFirstFrameAndStatus
+    case stopLockScreen
+    /// Nothing was locked: the lock VT is freed; the holder exits refusing
+    /// (nil: with the lock's own error).
+    case abandon(Refusal?)
+    /// The lock is undone: everything restored; the holder exits refusing.
+    case giveBack(Refusal)
+    /// The lock stands: the ready byte for the daemon.
+    case reportReady
+    /// Supervise the running lock screen until it exits.
+    case supervise
+    case showEmergency
+    /// After this many milliseconds, drop unread keys (not the next lock
+    /// screen's passcode) and start the next lock screen.
+    case restartLockScreen(afterMilliseconds: Int)
+    /// A real unlock: everything restored, the original VT back; exit 0.
+    case unlock
+  }
+
+  public enum Phase: Equatable, Sendable {
+    case preparing
+    /// Over a stale lock: the frame and the status before the lock.
+    case checkingBeforeLock
+    case locking
+    case checkingSession
+    case awaitingLockStands
+    case supervising
+    case ended
+  }
+
+  public private(set) var phase: Phase = .preparing
+  private var stale = false
+  private var startsOnceLocked = false
+  private var switchingIsLocked = false
+  private var lockScreenRunning = false
+  private var statusCheckRunning = false
+  /// Why the lock screen started once switching was locked did not start.
+  private var lateStartFailure: String?
+  private var frame: FrameOutcome?
+  private var backoff = RestartBackoff()
+
+  /// How long, at most, the frame and the status answer are waited for together.
+  public static let lockStandsWithinSeconds = 10.0
+
+  public init() {}
+
+  public mutating func handle(_ event: Event) -> [Effect] {
+    switch event {
+    case .prepared(let painted, let stale):
+      guard phase == .preparing else { return [] }
+      self.stale = stale
+      startsOnceLocked = painted && !stale
+      let start: [Effect] = startsOnceLocked ? [] : [.startLockScreen]
+      if stale {
+        phase = .checkingBeforeLock
+        statusCheckRunning = true
+        return start + [.raisePriority, .startStatusCheck, .awaitFirstFrameAndStatus]
+      }
+      phase = .locking
+      return start + [.raisePriority, .lockSwitching]
+
+    case .lockScreenStarted:
+      lockScreenRunning = true
+      return phase == .supervising ? [.supervise] : []
+
+    case .lockScreenDidNotStart(let reason):
+      switch phase {
+      case .supervising: return [.showEmergency, .restartLockScreen(afterMilliseconds: 5_000)]
+      case .locking where switchingIsLocked:
+        lateStartFailure = reason  // the lock is undone once it has settled
+        return []
+      default:
+        phase = .ended
+        return cancelStatus() + [.abandon(Refusal(reason))]
+      }
+
+    case .switchingLocked:
+      guard phase == .locking else { return [] }
+      switchingIsLocked = true
+      var effects: [Effect] = startsOnceLocked ? [.startLockScreen] : []
+      if !stale {
+        statusCheckRunning = true
+        effects.append(.startStatusCheck)
+      }
+      return effects
+
+    case .lockFailed:
+      guard phase == .locking else { return [] }
+      phase = .ended
+      return cancelStatus() + stopLockScreen() + [.abandon(nil)]
+
+    case .settled:
+      guard phase == .locking else { return [] }
+      guard lockScreenRunning else {
+        phase = .ended
+        let reason = lateStartFailure ?? "the lock screen did not start; refusing to lock"
+        return cancelStatus() + [.giveBack(Refusal(reason))]
+      }
+      phase = .checkingSession
+      return [.checkSessionAgain]
+
+    case .sessionChecked(let refusal):
+      guard phase == .checkingSession else { return [] }
+      if let refusal {
+        phase = .ended
+        return cancelStatus() + stopLockScreen() + [.giveBack(refusal)]
+      }
+      if stale { return standing() }
+      phase = .awaitingLockStands
+      return [.awaitFirstFrameAndStatus]
+
+    case .firstFrame(let outcome):
+      guard phase == .checkingBeforeLock || phase == .awaitingLockStands else { return [] }
+      frame = outcome
+      if case .exited = outcome { lockScreenRunning = false }
+      return []
+
+    case .statusAnswered(let refusal):
+      statusCheckRunning = false
+      let problem = lockStandsProblem(refusal).map { Refusal("the lock screen cannot start: \($0); refusing to lock") }
+      switch phase {
+      case .checkingBeforeLock:
+        if let problem {
+          phase = .ended
+          return stopLockScreen() + [.abandon(problem)]
+        }
+        phase = .locking
+        return [.lockSwitching]
+      case .awaitingLockStands:
+        if let problem {
+          phase = .ended
+          return stopLockScreen() + [.giveBack(problem)]
+        }
+        return standing()
+      default:
+        return []
+      }
+
+    case .lockScreenExited(let status, let ranFor):
+      guard phase == .supervising else { return [] }
+      lockScreenRunning = false
+      if status == 0 {
+        phase = .ended
+        return [.unlock]
+      }
+      let delay = backoff.failed(afterRunning: ranFor)
+      if backoff.keepsFailing { return [.showEmergency, .restartLockScreen(afterMilliseconds: 30_000)] }
+      return [.restartLockScreen(afterMilliseconds: delay)]
+    }
+  }
+
+  /// The lock stands: the ready byte, and the lock screens supervised.
+  private mutating func standing() -> [Effect] {
+    phase = .supervising
+    return [.lowerPriority, .reportReady, .supervise]
+  }
+
+  /// Why the console cannot stay locked, from the first frame and the
+  /// status answer (which is the better reason), or nil when both say it can.
+  private func lockStandsProblem(_ refusal: String?) -> String? {
+    switch frame {
+    case .drawn?: return refusal
+    case .exited(let status)?: return refusal ?? "it exited with status \(status)"
+    case .late?, nil: return refusal ?? "it drew nothing within \(Int(Self.lockStandsWithinSeconds)) s"
+    }
+  }
+
+  private mutating func stopLockScreen() -> [Effect] {
+    guard lockScreenRunning else { return [] }
+    lockScreenRunning = false
+    return [.stopLockScreen]
+  }
+
+  private mutating func cancelStatus() -> [Effect] {
+    guard statusCheckRunning else { return [] }
+    statusCheckRunning = false
+    return [.cancelStatusCheck]
+  }
+}

@@ -1,0 +1,176 @@
+import PasslockCore
+import Testing
+
+/// passlock-vt's lock sequence, every ordering, without root or a VT: each
+/// row feeds events and expects exactly these effects, in this order.
+@Suite struct ConsoleLockSequenceTests {
+  typealias S = ConsoleLockSequence
+  typealias R = ConsoleLockSequence.Refusal
+
+  /// Feeds `steps` (an event and the effects it must give) to a new sequence.
+  func expectSteps(_ steps: [(S.Event, [S.Effect])], _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) {
+    var sequence = S()
+    for (index, (event, effects)) in steps.enumerated() {
+      let got = sequence.handle(event)
+      #expect(got == effects, "\(comment), step \(index + 1) (\(event))", sourceLocation: sourceLocation)
+    }
+  }
+
+  static let standing: [S.Effect] = [.lowerPriority, .reportReady, .supervise]
+
+  @Test func withTheHoldersFrameTheLockScreenStartsOnceSwitchingIsLocked() {
+    expectSteps(
+      [
+        (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
+        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
+        (.lockScreenStarted, []),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
+        (.firstFrame(.drawn), []),
+        (.statusAnswered(refusal: nil), Self.standing),
+      ], "painted")
+  }
+
+  @Test func withoutItTheLockScreenStartsBeforeTheSwitch() {
+    expectSteps(
+      [
+        (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
+        (.lockScreenStarted, []),
+        (.switchingLocked, [.startStatusCheck]),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
+        (.firstFrame(.drawn), []),
+        (.statusAnswered(refusal: nil), Self.standing),
+      ], "not painted")
+  }
+
+  /// Over a killed holder's lock the frame and the status come first:
+  /// giving back afterwards would undo that lock too.
+  @Test func overAStaleLockTheChecksComeBeforeTheLock() {
+    expectSteps(
+      [
+        (.prepared(painted: true, stale: true), [.startLockScreen, .raisePriority, .startStatusCheck, .awaitFirstFrameAndStatus]),
+        (.lockScreenStarted, []),
+        (.firstFrame(.drawn), []),
+        (.statusAnswered(refusal: nil), [.lockSwitching]),
+        (.switchingLocked, []),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), Self.standing),
+      ], "stale")
+    expectSteps(
+      [
+        (.prepared(painted: false, stale: true), [.startLockScreen, .raisePriority, .startStatusCheck, .awaitFirstFrameAndStatus]),
+        (.lockScreenStarted, []),
+        (.firstFrame(.drawn), []),
+        (
+          .statusAnswered(refusal: "No passcode is set"),
+          [
+            .stopLockScreen, .abandon(R("the lock screen cannot start: No passcode is set; refusing to lock")),
+          ]
+        ),
+      ], "stale, no passcode: nothing locked, the stale lock untouched")
+  }
+
+  /// A cached status can make the lock screen draw; only the holder's own
+  /// answer lets the lock stand.
+  @Test func noPasscodeGivesTheConsoleBack() {
+    expectSteps(
+      [
+        (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
+        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
+        (.lockScreenStarted, []),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
+        (.firstFrame(.drawn), []),
+        (
+          .statusAnswered(refusal: "No passcode is set"),
+          [
+            .stopLockScreen, .giveBack(R("the lock screen cannot start: No passcode is set; refusing to lock")),
+          ]
+        ),
+      ], "no passcode")
+  }
+
+  /// The frame's outcome and the answer, together: the answer is the better reason.
+  @Test(
+    arguments: [
+      (S.FrameOutcome.late, nil, [S.Effect.stopLockScreen], "it drew nothing within 10 s"),
+      (.late, "the gatekeeper did not answer within 10 s", [.stopLockScreen], "the gatekeeper did not answer within 10 s"),
+      (.exited(status: 2), nil, [], "it exited with status 2"),
+      (.exited(status: 2), "No passcode is set", [], "No passcode is set"),
+    ] as [(S.FrameOutcome, String?, [S.Effect], String)])
+  func aLockScreenThatDrawsNothingGivesTheConsoleBack(_ frame: S.FrameOutcome, _ refusal: String?, _ stop: [S.Effect], _ reason: String) {
+    expectSteps(
+      [
+        (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
+        (.lockScreenStarted, []),
+        (.switchingLocked, [.startStatusCheck]),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
+        (.firstFrame(frame), []),
+        (.statusAnswered(refusal: refusal), stop + [.giveBack(R("the lock screen cannot start: \(reason); refusing to lock"))]),
+      ], "\(frame)")
+  }
+
+  /// The caller could stop the holder between the checks and the lock.
+  @Test func aSessionThatChangedWhileLockingIsGivenBack() {
+    let shared = R("another user has a session on this seat", status: .sharedSeat)
+    expectSteps(
+      [
+        (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
+        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
+        (.lockScreenStarted, []),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(shared), [.cancelStatusCheck, .stopLockScreen, .giveBack(shared)]),
+      ], "session changed")
+  }
+
+  @Test func aLockThatFailsIsAbandonedWithItsOwnError() {
+    expectSteps(
+      [
+        (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
+        (.lockScreenStarted, []),
+        (.switchingLocked, [.startStatusCheck]),
+        (.lockFailed, [.cancelStatusCheck, .stopLockScreen, .abandon(nil)]),
+      ], "the display server does not let go")
+  }
+
+  @Test func aLockScreenThatDoesNotStart() {
+    expectSteps(
+      [
+        (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
+        (.lockScreenDidNotStart("posix_spawn: No such file"), [.abandon(R("posix_spawn: No such file"))]),
+      ], "before the lock: nothing locked")
+    expectSteps(
+      [
+        (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
+        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
+        (.lockScreenDidNotStart("posix_spawn: No such file"), []),
+        (.settled, [.cancelStatusCheck, .giveBack(R("posix_spawn: No such file"))]),
+      ], "once locked: undone after it settles")
+  }
+
+  /// Only an exit 0 unlocks; others restart, at once while they ran a
+  /// while, then with a backoff, then the emergency text.
+  @Test func onlyExitZeroUnlocksAndFailuresRestart() {
+    var sequence = S()
+    for (event, _) in [
+      (S.Event.prepared(painted: true, stale: false), ()), (.switchingLocked, ()), (.lockScreenStarted, ()), (.settled, ()),
+      (.sessionChecked(nil), ()), (.firstFrame(.drawn), ()), (.statusAnswered(refusal: nil), ()),
+    ] {
+      _ = sequence.handle(event)
+    }
+    #expect(sequence.phase == .supervising)
+    #expect(sequence.handle(.lockScreenExited(status: 137, ranForSeconds: 120)) == [.restartLockScreen(afterMilliseconds: 0)])
+    #expect(sequence.handle(.lockScreenStarted) == [.supervise])
+    var effects: [S.Effect] = []
+    for _ in 0..<6 {
+      effects = sequence.handle(.lockScreenExited(status: 1, ranForSeconds: 0.1))
+      _ = sequence.handle(.lockScreenStarted)
+    }
+    #expect(effects == [.showEmergency, .restartLockScreen(afterMilliseconds: 30_000)], "kept failing: the way out is shown")
+    #expect(sequence.handle(.lockScreenDidNotStart("posix_spawn")) == [.showEmergency, .restartLockScreen(afterMilliseconds: 5_000)])
+    #expect(sequence.handle(.lockScreenExited(status: 0, ranForSeconds: 3)) == [.unlock])
+    #expect(sequence.phase == .ended)
+  }
+}
