@@ -1,7 +1,7 @@
 /// The console holder's lock sequence (passlock-vt), as a state machine of
 /// the shape LockScreen has: events in, effects out, time passed in. It
-/// decides the order of a console lock; passlock-vt's main.swift carries the
-/// effects out over the console and reports what happened as events.
+/// decides the order of a console lock; passlock-vt's ConsoleLockRun carries
+/// the effects out over the console and reports what happened as events.
 ///
 /// The order, and why:
 /// - The lock VT comes on screen with the holder's own first frame on it
@@ -140,7 +140,14 @@ public struct ConsoleLockSequence: Sendable {
 
     case .lockScreenStarted:
       lockScreenRunning = true
-      return phase == .supervising ? [.supervise] : []
+      if phase == .supervising { return [.supervise] }
+      // Started once switching was locked: now the status check (not for
+      // a lock screen that did not start).
+      if phase == .locking && switchingIsLocked && !stale {
+        statusCheckRunning = true
+        return [.startStatusCheck]
+      }
+      return []
 
     case .lockScreenDidNotStart(let reason):
       switch phase {
@@ -156,12 +163,10 @@ public struct ConsoleLockSequence: Sendable {
     case .switchingLocked:
       guard phase == .locking else { return [] }
       switchingIsLocked = true
-      var effects: [Effect] = startsOnceLocked ? [.startLockScreen] : []
-      if !stale {
-        statusCheckRunning = true
-        effects.append(.startStatusCheck)
-      }
-      return effects
+      if startsOnceLocked { return [.startLockScreen] }  // its start brings the status check
+      guard !stale else { return [] }  // asked before the lock
+      statusCheckRunning = true
+      return [.startStatusCheck]
 
     case .lockFailed:
       guard phase == .locking else { return [] }

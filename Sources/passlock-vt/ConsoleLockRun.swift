@@ -43,7 +43,14 @@ final class ConsoleLockRun {
   /// status when the lock does not stand.
   func run(painted: Bool) -> Never {
     run(sequence.handle(.prepared(painted: painted, stale: prepared.stale != nil)))
-    fatalError("the console lock sequence ended without an exit")
+    // Every path of the sequence ends in an exit; should one not, the
+    // console is given back rather than left locked by a trap.
+    if let holder {
+      holder.end(closing: prepared.fd)
+    } else {
+      prepared.abandon(console)
+    }
+    fail(.refused("the console lock sequence ended without a verdict; the console was given back"))
   }
 
   /// Carries out `effects` in order; the effects of an event one of them
@@ -87,8 +94,13 @@ final class ConsoleLockRun {
       do {
         // What starts once switching is locked runs inside the lock, before
         // its settle watch (a raced switch is taken back that much later;
-        // SwitchWatch still sees it).
-        holder = try Holder.lock(prepared, console: console, user: caller) { run(sequence.handle(.switchingLocked)) }
+        // SwitchWatch still sees it). Nothing there ends the holder: a
+        // failure is answered once the lock has settled.
+        holder = try Holder.lock(prepared, console: console, user: caller) {
+          let effects = sequence.handle(.switchingLocked)
+          assert(!effects.contains { if case .abandon = $0 { true } else if case .giveBack = $0 { true } else { false } })
+          run(effects)
+        }
       } catch {
         lockError = error
         return sequence.handle(.lockFailed)
@@ -161,8 +173,9 @@ final class ConsoleLockRun {
       case .late: effects += sequence.handle(.firstFrame(.late))
       }
     }
-    // Used up here, whatever it says (a used-up request is reaped, not cancelled).
-    let refusal = check?.refusal(by: deadline)
+    // Used up here, whatever it says (a used-up request is reaped, not
+    // cancelled). No check at all is no "passcode set".
+    let refusal = check.map { $0.refusal(by: deadline) } ?? "the status check did not start"
     check = nil
     return effects + sequence.handle(.statusAnswered(refusal: refusal))
   }
@@ -178,7 +191,13 @@ final class ConsoleLockRun {
     return sharedSeat(caller).map { ConsoleLockSequence.Refusal($0.description, status: $0.exitStatus) }
   }
 
+  /// The holder's error for a refusal, keeping its exit status.
   static func error(_ refusal: ConsoleLockSequence.Refusal) -> HolderError {
-    refusal.status == .sharedSeat ? .sharedSeat(refusal.reason) : .refused(refusal.reason)
+    switch refusal.status {
+    case .sharedSeat: return .sharedSeat(refusal.reason)
+    case .stuck: return .stuck(refusal.reason)
+    case .usage: return .usage(refusal.reason)
+    case .unlocked, .refused: return .refused(refusal.reason)
+    }
   }
 }

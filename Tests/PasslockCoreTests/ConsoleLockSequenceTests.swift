@@ -22,8 +22,8 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
-        (.lockScreenStarted, []),
+        (.switchingLocked, [.startLockScreen]),
+        (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
         (.firstFrame(.drawn), []),
@@ -77,8 +77,8 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
-        (.lockScreenStarted, []),
+        (.switchingLocked, [.startLockScreen]),
+        (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
         (.firstFrame(.drawn), []),
@@ -118,11 +118,28 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
-        (.lockScreenStarted, []),
+        (.switchingLocked, [.startLockScreen]),
+        (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(shared), [.cancelStatusCheck, .stopLockScreen, .giveBack(shared)]),
       ], "session changed")
+  }
+
+  /// Over a stale lock the status check is used up before the lock: a
+  /// failure after it stops the lock screen and cancels nothing.
+  @Test func aStaleLockThatFailsOrWhoseSessionChanged() {
+    let before: [(S.Event, [S.Effect])] = [
+      (.prepared(painted: true, stale: true), [.startLockScreen, .raisePriority, .startStatusCheck, .awaitFirstFrameAndStatus]),
+      (.lockScreenStarted, []),
+      (.firstFrame(.drawn), []),
+      (.statusAnswered(refusal: nil), [.lockSwitching]),
+      (.switchingLocked, []),
+    ]
+    expectSteps(before + [(.lockFailed, [.stopLockScreen, .abandon(nil)])], "stale, the lock fails")
+    let changed = R("the session on screen changed while locking; refusing to lock")
+    expectSteps(
+      before + [(.settled, [.checkSessionAgain]), (.sessionChecked(changed), [.stopLockScreen, .giveBack(changed)])],
+      "stale, the session changed")
   }
 
   @Test func aLockThatFailsIsAbandonedWithItsOwnError() {
@@ -144,9 +161,9 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen, .startStatusCheck]),
+        (.switchingLocked, [.startLockScreen]),
         (.lockScreenDidNotStart("posix_spawn: No such file"), []),
-        (.settled, [.cancelStatusCheck, .giveBack(R("posix_spawn: No such file"))]),
+        (.settled, [.giveBack(R("posix_spawn: No such file"))]),
       ], "once locked: undone after it settles")
   }
 
