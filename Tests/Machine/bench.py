@@ -87,7 +87,7 @@ def main():
         user = suite.user
         sid = suite.session_on(m, "tty1")
         if args.polkitd:
-            m.sh("dpkg -i /opt/polkitd/*.deb >/dev/null", check=True, timeout=300)
+            m.sh("dpkg -i /opt/polkitd/*.deb >/dev/null && systemctl start polkit", check=True, timeout=300)
             wait_for("passlockd's inhibitor", 30,
                      lambda: "passlock" in m.out("systemd-inhibit --list --no-legend --no-pager"))
         # physlock's look, from a lock started by hand as the hook would.
