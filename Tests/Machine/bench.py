@@ -144,10 +144,10 @@ def main():
         m.stop()
     except (run.Failed, MachineError) as e:
         print(f"bench/machine: {e}", file=sys.stderr)
-        if suite.vm:
-            suite.vm.stop()
         return 1
     finally:
+        if suite.vm:  # whatever ended the run, no machine is left running
+            suite.vm.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     def p50(values):
