@@ -65,3 +65,7 @@ static inline int passlock_get_peer_credentials(int socket, struct passlock_peer
 // setuid-root process opens files exactly as its caller could. Returns the
 // previous fsuid.
 static inline int passlock_set_file_access_uid(uid_t uid) { return (int)syscall(SYS_setfsuid, uid); }
+
+// memfd_create(2) with MFD_CLOEXEC (declared by sys/mman.h only under
+// _GNU_SOURCE): anonymous shared memory for the Wayland lock screen's frames.
+static inline int passlock_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 1U /* MFD_CLOEXEC */); }

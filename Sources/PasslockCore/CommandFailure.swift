@@ -16,6 +16,11 @@ public enum CommandFailure: Error, Equatable, Sendable {
   case daemonRefused(String)
   /// Anything else the user can fix, in words that say how.
   case refused(String)
+  // 3: the compositor refused the Wayland lock: another lock screen holds it.
+  case lockHeldElsewhere
+  // 69: no lock in the Wayland session: the compositor lacks
+  // ext-session-lock-v1, or passlock-wayland is not installed (its words).
+  case noSessionLock(String)
   // 70: the gatekeeper could not run, or broke its protocol.
   case gatekeeper(String)
   // 73: another process holds the store (past the deadline); try again.
@@ -55,6 +60,9 @@ public enum CommandFailure: Error, Equatable, Sendable {
       let why = reason.map { " (\($0))" } ?? ""
       return "Too many failed passcode attempts\(why); the account password is required: run 'passlock reset'."
     case .interrupted: return "Interrupted."
+    case .lockHeldElsewhere:
+      return "The compositor refused the lock: another lock screen (swaylock, hyprlock…) holds it; nothing was locked by passlock."
+    case .noSessionLock(let text): return text
     }
   }
 
@@ -63,6 +71,8 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .noPasscode, .alreadySet, .passcodeRefused, .nothingEntered, .accountPasswordRejected, .externalFailed,
       .terminalGone, .daemonNotRunning, .daemonRefused, .refused:
       return 2
+    case .lockHeldElsewhere: return WaylandLockExit.heldElsewhere.rawValue
+    case .noSessionLock: return WaylandLockExit.noSessionLock.rawValue
     case .gatekeeper: return 70
     case .storeBusy: return 73
     case .store: return 74

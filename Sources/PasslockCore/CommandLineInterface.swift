@@ -13,6 +13,8 @@ public enum CLI {
     case status(json: Bool)
     case reset(stdin: Bool)
     case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?, session: Bool)
+    /// `lock --wayland`: the Wayland session, through passlock-wayland.
+    case lockWayland(readyFD: Int32?, record: String?)
     /// `lock --check`: whether a lock screen could start, touching no terminal.
     case lockCheck
     case config
@@ -59,6 +61,7 @@ public enum CLI {
           ("--own-vt", nil, "The terminal is a VT no session uses (passlock-vt's): no foreground job to stop."),
           ("--leader", "pid", "The session leader on that terminal (passlockd's, from logind): finds its foreground job at once."),
           ("--check", nil, "Only say whether a lock screen could start (a passcode is set); exit 0 if so."),
+          ("--wayland", nil, "Lock this Wayland session instead (ext-session-lock-v1; runs passlock-wayland)."),
         ]
       case .config: return []
       }
@@ -135,6 +138,13 @@ public enum CLI {
         return value
       }
       let readyFD = try number("--ready-fd", "fd", above: 2, expected: "a descriptor above 2")
+      if flags.contains("--wayland") {
+        // The compositor's lock has no terminal, job or VT to name.
+        guard flags == ["--wayland"], Set(values.keys).isSubset(of: ["--ready-fd", "--record"]) else {
+          throw UsageError(message: "'--wayland' goes with '--ready-fd' and '--record' only", subcommand: .lock)
+        }
+        return .lockWayland(readyFD: readyFD, record: values["--record"])
+      }
       let leader = try number("--leader", "pid", above: 0, expected: "a process ID")
       return .lock(
         tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"), leader: leader,

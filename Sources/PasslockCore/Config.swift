@@ -102,6 +102,11 @@ public struct Config: Equatable, Sendable {
       help:
         "How passlockd takes over a session's terminal: vt runs the setuid console holder passlock-vt, which locks the session on a VT of its own like physlock; direct runs 'passlock lock --tty' on the session's TTY (dedicated ttys, serial consoles); auto uses vt for sessions on a virtual console, direct for the others."
     ),
+    Key(
+      section: "Wayland", key: "Lock", defaultValue: "in-session", kind: .choice(["in-session", "vt"]),
+      help:
+        "How passlockd locks a session whose Wayland compositor it finds: in-session runs 'passlock lock --wayland' (ext-session-lock-v1: the session stays active, music and media keys go on), and locks on a VT instead when the compositor does not offer the protocol or refuses; vt always locks on a VT of its own."
+    ),
   ]
 
   /// What a section's keys share, said once before them.

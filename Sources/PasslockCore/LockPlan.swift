@@ -48,6 +48,9 @@ public enum LockPlan: Equatable, Sendable {
   case virtualConsole(Int32)
   /// On the session's own terminal (`passlock lock --tty`, as vlock).
   case terminal(String)
+  /// In the session, through its Wayland compositor (`passlock lock
+  /// --wayland`, ext-session-lock-v1, as swaylock): the display's socket name.
+  case inSession(display: String)
   /// Local, but nothing can lock it; the reason goes to the log and status.
   case cannot(String)
 
@@ -60,13 +63,19 @@ public enum LockPlan: Equatable, Sendable {
   /// lock covers whatever is on screen, so a session in the background is
   /// locked on its own terminal; one with none (a display server's) cannot
   /// be locked until it comes to the front.
+  /// `compositor`: the display of the session's Wayland compositor, when
+  /// one runs in it, and `waylandLock` is `[Wayland] Lock`: in-session locks
+  /// there, whatever else the session has (also behind another session,
+  /// since the compositor keeps its lock surfaces), and before a VT.
   public init(
     _ session: LogindSession, consoleMode: String, seatShared: Bool = false, onScreen: Bool? = nil,
-    canOpen: (String) -> Bool
+    compositor: String? = nil, waylandLock: String = "in-session", canOpen: (String) -> Bool
   ) {
     let onItsVT = session.vtNumber > 0 && (session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical)
     if session.remote {
       self = .remote
+    } else if let compositor, waylandLock == "in-session" {
+      self = .inSession(display: compositor)
     } else if consoleMode != "direct", onItsVT, !seatShared, onScreen != false {
       self = .virtualConsole(Int32(session.vtNumber))
     } else if session.tty.isEmpty {
@@ -84,10 +93,15 @@ public enum LockPlan: Equatable, Sendable {
     }
   }
 
+  public var isInSession: Bool {
+    if case .inSession = self { return true }
+    return false
+  }
+
   /// Whether it gets a lock screen (idle timers, the sleep handshake wait for it).
   public var locks: Bool {
     switch self {
-    case .virtualConsole, .terminal: return true
+    case .virtualConsole, .terminal, .inSession: return true
     case .remote, .cannot: return false
     }
   }

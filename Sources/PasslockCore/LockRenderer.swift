@@ -103,24 +103,12 @@ public struct LockRenderer: Sendable {
     var row = max(0, (height - 1 - blockHeight) / 2)
 
     if screen.passwordMode { return (renderPassword(screen, context, now: now, into: grid, kind: kind), Layout(kind: kind, keys: [])) }
-    let title =
-      screen.flow == .unlock && screen.step == .current
-      ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
-    grid.center(title, row: row, style: .init(foreground: theme.titleColor, bold: true))
+    grid.center(title(screen), row: row, style: .init(foreground: theme.titleColor, bold: true))
     row += 1
 
-    let waiting = screen.secondsUntilRetry(now: now)
-    let message: String
+    let (message, isError) = self.message(screen, now: now)
     var messageStyle = ScreenGrid.Style()
-    if let notice = screen.notice {
-      message = texts.notice(notice)
-      messageStyle.foreground = theme.errorColor
-    } else if waiting > 0 {
-      message = texts.tooManyAttempts
-      messageStyle.foreground = theme.errorColor
-    } else {
-      message = screen.busy ? texts.checking : texts.prompt(screen.flow, screen.step)
-    }
+    if isError { messageStyle.foreground = theme.errorColor }
     // A tiny screen drops the prompt rather than show half of it.
     if TextWidth.of(message) <= width { grid.center(message, row: row, style: messageStyle) }
     row += kind == .minimal ? 1 : 2
@@ -150,17 +138,9 @@ public struct LockRenderer: Sendable {
     var row = max(0, (height - 1 - 6) / 2)
     grid.center(texts.accountPasswordTitle, row: row, style: .init(foreground: theme.titleColor, bold: true))
     row += 1
-    let user = String(context.userAtHost.prefix { $0 != "@" })
-    let message: String
+    let (message, isError) = passwordMessage(screen, context)
     var style = ScreenGrid.Style()
-    if let notice = screen.notice {
-      message = texts.notice(notice)
-      style.foreground = theme.errorColor
-    } else if screen.busy {
-      message = texts.checking
-    } else {
-      message = texts.passwordPrompt(user: user)
-    }
+    if isError { style.foreground = theme.errorColor }
     if TextWidth.of(message) <= width { grid.center(message, row: row, style: style) }
     row += 2
     let fieldWidth = max(4, min(24, width - 4))
@@ -252,7 +232,32 @@ public struct LockRenderer: Sendable {
     return hits
   }
 
-  func statusLine(_ screen: LockScreen, _ context: Context, now: Int64, width: Int) -> String {
+  // MARK: The words, for every front end
+
+  /// The title: the theme's own on the unlock screen, if it has one.
+  public func title(_ screen: LockScreen) -> String {
+    screen.flow == .unlock && screen.step == .current
+      ? (theme.title ?? texts.title(screen.flow, screen.step)) : texts.title(screen.flow, screen.step)
+  }
+
+  /// The line under the title on the keypad: a notice (an error), the delay,
+  /// "Checking…" or the prompt.
+  public func message(_ screen: LockScreen, now: Int64) -> (text: String, isError: Bool) {
+    if let notice = screen.notice { return (texts.notice(notice), true) }
+    if screen.secondsUntilRetry(now: now) > 0 { return (texts.tooManyAttempts, true) }
+    return (screen.busy ? texts.checking : texts.prompt(screen.flow, screen.step), false)
+  }
+
+  /// The line under the title in the account password field.
+  public func passwordMessage(_ screen: LockScreen, _ context: Context) -> (text: String, isError: Bool) {
+    if let notice = screen.notice { return (texts.notice(notice), true) }
+    if screen.busy { return (texts.checking, false) }
+    return (texts.passwordPrompt(user: String(context.userAtHost.prefix { $0 != "@" })), false)
+  }
+
+  /// The status line's parts, most important first after the clock: the
+  /// time, user@host, failed attempts, the countdown, the password key's hint.
+  public func statusParts(_ screen: LockScreen, _ context: Context, now: Int64) -> [String] {
     var parts = [context.clock, context.userAtHost]
     if screen.failedAttempts > 0 { parts.append(texts.failedAttempts(screen.failedAttempts)) }
     let waiting = screen.secondsUntilRetry(now: now)
@@ -260,6 +265,11 @@ public struct LockRenderer: Sendable {
     if screen.offersAccountPassword && !(screen.passwordMode && screen.lockedOut) {
       parts.append(texts.passwordKeyHint(open: screen.passwordMode))
     }
+    return parts
+  }
+
+  func statusLine(_ screen: LockScreen, _ context: Context, now: Int64, width: Int) -> String {
+    var parts = statusParts(screen, context, now: now)
     var line = parts.joined(separator: "  ")
     while TextWidth.of(line) > width && parts.count > 1 {
       parts.remove(at: 1)  // on a narrow screen user@host goes first

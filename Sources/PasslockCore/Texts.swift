@@ -77,4 +77,8 @@ public struct Texts: Sendable, Equatable {
   public var tooManyAttempts: String { ja ? "試行回数が多すぎます" : "Too many failed attempts" }
 
   public var checking: String { ja ? "確認中…" : "Checking…" }
+
+  /// Under the account password field while Caps Lock is on (the Wayland lock
+  /// screen knows it from the keymap; a terminal cannot).
+  public var capsLock: String { ja ? "Caps Lock がオンです" : "Caps Lock is on" }
 }

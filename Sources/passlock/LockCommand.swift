@@ -14,66 +14,30 @@ extension Commands {
     if let readyFD, !setCloseOnExec(readyFD) {
       throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
     }
-    // The gatekeeper's status as it was last time (StatusCache): the first
-    // frame need not wait for it. Without one, ask the gatekeeper first and
-    // prepare everything else while it starts up (the two run on different
-    // cores). With one, it is asked once the first frame is up, so it does not
-    // compete with the frame (or, on a console, with the holder's switch).
-    // (On a console holder's VT too: the holder asks the gatekeeper itself
-    // before it locks, so a stale cache cannot lock a console nothing unlocks.)
-    let cached = StatusCache.read()
-    var pending: PendingRequest?
-    if cached == nil {
-      do { pending = try gatekeeper.start(.status) } catch { throw .gatekeeper(error.description) }
-    }
+    // The gatekeeper's status as it was last time (UnlockStatus): the first
+    // frame need not wait for it. (On a console holder's VT too: the holder
+    // asks the gatekeeper itself before it locks, so a stale cache cannot
+    // lock a console nothing unlocks.)
+    let unlock = try UnlockStatus.begin(gatekeeper: gatekeeper)
     // Beside the daemon's record: the terminal's settings from before the
     // lock, for a lock screen that replaces this one if it is killed.
     let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
     // passlock-vt's VT: what was typed there was typed at the lock (at the
     // frame the holder painted), not into a session.
     prepared.terminal.keepsTypeahead = ownVT
-    // The gatekeeper's answer: saved for the next lock screen; with a cached
-    // status drawn, it replaces that before any key is read, and ends the
-    // lock screen if it refuses.
-    let confirm = { (answer: Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus in
-      let result: AuthResult
-      do throws(ClientError) { result = try answer.get() } catch {
-        StatusCache.remove()
-        throw .gatekeeper(error.description)
-      }
-      let status: StoreStatus
-      do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch {
-        StatusCache.remove()
-        throw error
-      }
-      // Nothing to lock with: say so and leave the terminal alone.
-      guard status.passcodeSet else {
-        StatusCache.remove()
-        throw .noPasscode
-      }
-      StatusCache.write(status)
-      return status
-    }
-    let status: StoreStatus
-    if let cached {
-      status = cached
-    } else {
-      let answer: Result<AuthResult, ClientError>
-      do { answer = .success(try pending!.finish { _, _, _ in false }) } catch { answer = .failure(error) }
-      status = try confirm(answer)
-    }
-    var screen = LockScreen(unlocking: status, now: PasscodeOverlay.now())
+    let status = try unlock.first()
+    var screen = LockScreen(unlocking: status, now: LockController.now())
     let overlay = prepared.overlay(
       screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
-    if cached != nil {
-      overlay.awaitStatus(confirm: confirm)
+    if unlock.cached != nil {
+      overlay.controller.awaitStatus(confirm: UnlockStatus.confirm)
     }
     overlay.stopsForegroundJob = !ownVT
     overlay.foregroundLeader = leader
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
-    if status.externalRefusal.isEmpty { overlay.offerExternal() }
+    if status.externalRefusal.isEmpty { overlay.controller.offerExternal() }
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     if let failure = overlay.failure { throw failure }
@@ -100,14 +64,14 @@ extension Commands {
   /// Runs the passcode screen; `collect` reads the accepted entries afterwards.
   func showOverlay(
     _ screen: inout LockScreen, user: String, tty: String? = nil, allowSimple: Bool = false,
-    collect: (PasscodeOverlay) -> Void
+    collect: (LockController) -> Void
   ) throws(CommandFailure) -> PasscodeOverlay.Outcome {
     let overlay = try prepareOverlay(tty: tty).overlay(
       screen: &screen, user: user, gatekeeper: gatekeeper, allowSimple: allowSimple)
     let outcome: PasscodeOverlay.Outcome
     do { outcome = try overlay.run() } catch { throw .refused(error.description) }
     screen = overlay.screen
-    collect(overlay)
+    collect(overlay.controller)
     return outcome
   }
 
@@ -136,7 +100,7 @@ extension Commands {
   var usesKeypad: Bool { input.isInteractive && FileDescriptor.standardInput.isTerminal }
 
   func setWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
-    var screen = LockScreen(flow: .create, length: nil, now: PasscodeOverlay.now())
+    var screen = LockScreen(flow: .create, length: nil, now: LockController.now())
     var new = Secret()
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { new.replace(with: $0.second) }
     guard outcome == .finished else { throw .terminalGone }
@@ -172,7 +136,7 @@ extension Commands {
   func changeWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
     var screen = LockScreen(
       flow: .change, length: status.length, failedAttempts: status.failedAttempts,
-      retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
+      retryAfterSeconds: status.retryAfterSeconds, now: LockController.now())
     var current = Secret()
     var new = Secret()
     let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { overlay in
@@ -187,7 +151,7 @@ extension Commands {
   func removeWithKeypad(_ status: StoreStatus) throws(CommandFailure) -> Int32 {
     var screen = LockScreen(
       flow: .remove, length: status.length, failedAttempts: status.failedAttempts,
-      retryAfterSeconds: status.retryAfterSeconds, now: PasscodeOverlay.now())
+      retryAfterSeconds: status.retryAfterSeconds, now: LockController.now())
     var current = Secret()
     let outcome = try showOverlay(&screen, user: status.user) { current.replace(with: $0.first) }
     guard outcome == .finished else { throw .terminalGone }

@@ -66,6 +66,7 @@ struct DaemonStatus {
     var remote, locked: Bool
     var idleIn: Int64?
     var problem: String?
+    var note: String?
   }
 
   var rows: [Row] {
@@ -74,7 +75,8 @@ struct DaemonStatus {
       Row(
         id: session.id, tty: session.tty, remote: session.remote,
         locked: daemon.isLocked(session.id),
-        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id])
+        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id],
+        note: daemon.notes[session.id])
     }
   }
 
@@ -95,6 +97,7 @@ struct DaemonStatus {
       line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
       if let idle = row.idleIn { line += ", idle lock in \(TimeText.clock(idle))" }
       if let problem = row.problem { line += ", \(problem)" }
+      if let note = row.note { line += ", \(note)" }
       out += line + "\n"
     }
     return out
@@ -103,7 +106,8 @@ struct DaemonStatus {
   func json() -> String {
     let sessions = rows.map { row in
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
-        + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null")}"
+        + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null"),"
+        + "\"note\":\(row.note.map(JSON.quoted) ?? "null")}"
     }
     let idle = daemon.idleInhibitors.map { inhibitor in
       "{\"who\":\(JSON.quoted(inhibitor.who)),\"why\":\(JSON.quoted(inhibitor.why)),\"pid\":\(inhibitor.pid)}"

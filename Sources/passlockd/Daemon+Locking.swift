@@ -8,11 +8,16 @@ import PasslockPOSIX
 /// restarting lock screens, adopting the ones a previous daemon left.
 extension Daemon {
   /// How `session` is locked, or why not (LockPlan decides). `onScreen`
-  /// only where it matters: when a lock starts.
-  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false) -> LockPlan {
-    LockPlan(
+  /// only where it matters: when a lock starts. `inSession`: false when the
+  /// compositor just refused an in-session lock (this lock only).
+  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false, inSession: Bool = true) -> LockPlan {
+    // Any local session may run a compositor: one started from a console
+    // login keeps the session's type "tty".
+    let looksForCompositor = inSession && !session.remote && config["Wayland.Lock"] == "in-session"
+    return LockPlan(
       session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen,
-      canOpen: { access($0, R_OK | W_OK) == 0 })
+      compositor: looksForCompositor ? WaylandCompositors.display(ofSession: session.path, logind: logind) : nil,
+      waylandLock: config["Wayland.Lock"], canOpen: { access($0, R_OK | W_OK) == 0 })
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
@@ -31,8 +36,9 @@ extension Daemon {
 
   /// `seatShared`: the console holder just refused because another user
   /// has a session on the seat (this lock only: the next one tries the
-  /// console again).
-  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
+  /// console again). `inSession`: false when the compositor just refused an
+  /// in-session lock (this lock only, too).
+  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false, inSession: Bool = true) {
     // One lock per session, never stacked.
     guard !isLocked(session.id) else {
       Log.info("session \(session.id): \(reason) — already locked")
@@ -42,10 +48,12 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    // Switching is locked on this seat already: nothing of it can come on screen.
-    if let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
+    notes[session.id] = nil
     let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
-    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared)
+    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared, inSession: inSession)
+    // Switching is locked on this seat already: nothing of it can come on
+    // screen (an in-session lock is the compositor's, whatever is on screen).
+    if !chosen.isInSession, let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
     switch chosen {
     case .remote:
       Log.info("session \(session.id): \(reason) — a remote session, left alone")
@@ -54,11 +62,16 @@ extension Daemon {
       problems[session.id] = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
       return
-    case .virtualConsole, .terminal: break
+    case .virtualConsole, .terminal, .inSession: break
     }
     problems[session.id] = nil
     guard startLocker(session, chosen) else { return }
-    Log.info("session \(session.id): locked (\(reason)) on \(session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)")
+    let place: String
+    switch chosen {
+    case .inSession(let display): place = "in-session (\(display))"
+    default: place = session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty
+    }
+    Log.info("session \(session.id): locked (\(reason)) \(place)")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
     guard case .virtualConsole = chosen else { return }
@@ -100,6 +113,7 @@ extension Daemon {
     }
     guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
     let record = records.map { ["--record", $0.path(session.id)] } ?? []
+    if case .inSession = plan { return .success([passlock, "lock", "--wayland", "--ready-fd", "3"] + record) }
     // The leader's /proc entry names the terminal's foreground job at once.
     let leader = session.leader > 0 ? ["--leader", String(session.leader)] : []
     return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + leader + record)
@@ -111,8 +125,14 @@ extension Daemon {
   func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Bool {
     switch lockCommand(session, plan) {
     case .success(let command):
-      if case .virtualConsole = plan { return startLocker(session, command: command, consoleHolder: true) }
-      return startLocker(session, command: command, consoleHolder: false)
+      switch plan {
+      case .virtualConsole: return startLocker(session, command: command, kind: .consoleHolder)
+      case .inSession(let display):
+        // The daemon's environment, with the compositor found for this session.
+        let environment = ProcessEnvironment.current().filter { !$0.hasPrefix("WAYLAND_DISPLAY=") } + ["WAYLAND_DISPLAY=" + display]
+        return startLocker(session, command: command, kind: .wayland, environment: environment)
+      default: return startLocker(session, command: command, kind: .terminal)
+      }
     case .failure(let problem):
       problems[session.id] = "cannot lock: \(problem.text)"
       Log.error("session \(session.id): refusing to lock: \(problem.text)")
@@ -122,9 +142,11 @@ extension Daemon {
 
   /// Starts `command` for `session` (a restart runs the command it ran before).
   @discardableResult
-  func startLocker(_ session: Logind.SessionInfo, command: [String], consoleHolder: Bool) -> Bool {
+  func startLocker(
+    _ session: Logind.SessionInfo, command: [String], kind: Locker.Kind, environment: [String]? = nil
+  ) -> Bool {
     do {
-      let locker = try Locker(command: command, consoleHolder: consoleHolder, loop: loop) {
+      let locker = try Locker(command: command, kind: kind, environment: environment, loop: loop) {
         [unowned self] in
         problems[session.id] = nil
         releaseIfEveryLockerIsReady()
@@ -154,6 +176,7 @@ extension Daemon {
   func unlocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
+    notes[session.id] = nil
     restarts[session.id] = nil
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) {
@@ -188,6 +211,15 @@ extension Daemon {
       releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
       return
     }
+    if locker.kind == .wayland, let refusal = WaylandLockExit(rawValue: status) {
+      // The compositor offers no ext-session-lock-v1, or another lock screen
+      // holds its lock: lock as without a compositor, at once, and say so.
+      Log.warning("session \(id): the in-session lock was refused (\(refusal.reason)); locking without it")
+      lock(session, reason: "in-session lock refused", inSession: false)
+      notes[id] = "in-session lock refused: \(refusal.reason)"
+      releaseIfEveryLockerIsReady()
+      return
+    }
     if status == ConsoleHolder.Exit.stuck.rawValue, locker.isConsoleHolder {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
@@ -202,7 +234,7 @@ extension Daemon {
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
       if locks[id] == nil, let session = sessions[id] {
-        startLocker(session, command: locker.command, consoleHolder: locker.isConsoleHolder)
+        startLocker(session, command: locker.command, kind: locker.kind, environment: locker.environment)
       }
     }
     if delay == 0 {

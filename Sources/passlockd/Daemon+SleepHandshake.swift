@@ -61,12 +61,11 @@ extension Daemon {
   /// Lets the machine sleep once every lockable session shows its lock screen.
   func releaseIfEveryLockerIsReady() {
     guard preparingForSleep, !readyForSleep else { return }
-    let pending = lockableSessions().filter { session in
-      guard problems[session.id] == nil else { return false }  // cannot be locked: not waited for
+    let pending = localSessions().filter { session in
       switch locks[session.id] {
-      case nil: return true  // not locked yet
-      case .running(let locker): return !locker.isReady
-      case .adopted, .covered: return false
+      case .running(let locker)?: return !locker.isReady  // (an in-session lock too, whatever its plan says now)
+      case .adopted?, .covered?: return false
+      case nil: return problems[session.id] == nil && plan(session).locks  // not locked yet; one that cannot be is not waited for
       }
     }
     guard pending.isEmpty else { return }

@@ -35,6 +35,8 @@ final class Daemon {
   var idleInhibitors: [Logind.Inhibitor] = []
   /// Sessions that could not be locked, and why (shown in status, logged).
   var problems: [String: String] = [:]
+  /// How a locked session's lock differs from the plan, and why (status).
+  var notes: [String: String] = [:]
   var inhibitor: Int32?
   var passcodeSet = false
   var preparingForSleep = false
@@ -322,6 +324,7 @@ final class Daemon {
     locks[id] = nil
     records?.remove(id)
     problems[id] = nil
+    notes[id] = nil
     sessions[id] = nil
     idle.stop(id)
     // Sessions its console lock covered are locked on their own again.

@@ -46,6 +46,8 @@ struct LockRecords {
     let words = ((try? command.readAll()) ?? []).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     guard let program = words.first else { return nil }
     if program.hasSuffix("passlock-vt") { return Survivor(pid: pid, isConsoleHolder: true) }
+    // `passlock lock --wayland` became passlock-wayland (exec).
+    if program.hasSuffix("passlock-wayland") { return Survivor(pid: pid, isConsoleHolder: false) }
     return program.hasSuffix("passlock") && words.dropFirst().first == "lock" ? Survivor(pid: pid, isConsoleHolder: false) : nil
   }
 

@@ -2,14 +2,24 @@ import Glibc
 import PasslockPOSIX
 
 /// One running lock for a session: `passlock lock --tty DEVICE --ready-fd 3`
-/// (direct mode) or `passlock-vt --vt N --ready-fd 3` (VT mode). Either writes
-/// one byte on fd 3 once the first frame is on screen, and exits 0 only
-/// after a real unlock.
+/// (direct mode), `passlock-vt --vt N --ready-fd 3` (VT mode) or `passlock
+/// lock --wayland --ready-fd 3` (in the session). Each writes one byte on fd
+/// 3 once its lock is on screen (the Wayland one once the compositor says
+/// `locked`), and exits 0 only after a real unlock.
 final class Locker {
+  /// Which kind of lock it is: what its exit statuses mean differs.
+  enum Kind: Equatable {
+    case terminal
+    case consoleHolder
+    case wayland
+  }
+
   /// What it runs: a restart runs the same.
   let command: [String]
-  /// passlock-vt, not a lock screen on the session's own terminal.
-  let isConsoleHolder: Bool
+  let kind: Kind
+  var isConsoleHolder: Bool { kind == .consoleHolder }
+  /// Its environment, when not the daemon's (WAYLAND_DISPLAY): a restart runs with the same.
+  let environment: [String]?
   let pid: pid_t
   /// When it was started (monotonic ns): how long it ran decides the backoff.
   let startedAt = monotonicNanoseconds()
@@ -19,16 +29,18 @@ final class Locker {
   private var ready: (fd: Int32, watch: EventLoop.Token)?
 
   init(
-    command: [String], consoleHolder: Bool, loop: EventLoop, onReady: @escaping () -> Void
+    command: [String], kind: Kind, environment: [String]? = nil, loop: EventLoop, onReady: @escaping () -> Void
   ) throws(SystemError) {
     self.loop = loop
     self.command = command
-    self.isConsoleHolder = consoleHolder
+    self.kind = kind
+    self.environment = environment
     let ready = try closeOnExecPipe()
     do {
       let name = String(command[0].split(separator: "/").last ?? "")
       pid = try ChildProcess.launch(
-        command[0], arguments: [name] + command.dropFirst(), descriptors: [(parent: ready.write, child: 3)])
+        command[0], arguments: [name] + command.dropFirst(), descriptors: [(parent: ready.write, child: 3)],
+        environment: environment)
     } catch {
       close(ready.read)
       close(ready.write)

@@ -52,6 +52,11 @@ final class Logind {
       type: properties["Type"]?.string ?? "tty", leader: properties["Leader"]?.uint32 ?? 0, seat: seat)
   }
 
+  /// The object path of the logind session process `pid` runs in, or nil.
+  func sessionPath(ofProcess pid: pid_t) -> String? {
+    try? bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
+  }
+
   /// Whether logind has the session active on its seat (on screen); nil if unreadable.
   func isActive(_ session: SessionInfo) -> Bool? {
     try? bus.property(Self.name, session.path, Self.session, "Active").bool()

@@ -17,6 +17,11 @@ import Testing
       (.daemonNotRunning, "passlockd is not running; start it with 'systemctl --user start passlockd'.", 2),
       (.daemonRefused("error: c1: busy"), "passlockd: error: c1: busy", 2),
       (.refused("standard input is not a terminal"), "standard input is not a terminal", 2),
+      (
+        .lockHeldElsewhere,
+        "The compositor refused the lock: another lock screen (swaylock, hyprlock…) holds it; nothing was locked by passlock.", 3
+      ),
+      (.noSessionLock("the compositor lacks ext-session-lock-v1"), "the compositor lacks ext-session-lock-v1", 69),
       (.gatekeeper("cannot run /usr/bin/passlock-auth"), "cannot run /usr/bin/passlock-auth", 70),
       (.store("refusing /x/passcode: run 'chmod 0600 /x/passcode'"), "refusing /x/passcode: run 'chmod 0600 /x/passcode'", 74),
       (.delayed(retryAfterSeconds: 59), "Too many failed passcode attempts; try again in 0:59.", 75),

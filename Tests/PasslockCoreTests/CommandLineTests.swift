@@ -28,6 +28,11 @@ import Testing
       .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, leader: nil, session: false)
     ),
     (["lock", "--check"], .lockCheck),
+    (["lock", "--wayland"], .lockWayland(readyFD: nil, record: nil)),
+    (
+      ["lock", "--wayland", "--ready-fd", "3", "--record", "/run/user/1000/passlock/locked/c2"],
+      .lockWayland(readyFD: 3, record: "/run/user/1000/passlock/locked/c2")
+    ),
     (["config"], .config),
     (["remove"], .remove(stdin: false, forgot: false)),
     (["verify", "--stdin"], .verify(stdin: true)),
@@ -53,15 +58,19 @@ import Testing
     ),
     (
       ["lock", "--check", "--session"],
-      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
+    ),
+    (
+      ["lock", "--wayland", "--tty", "/dev/tty3"],
+      "Error: '--wayland' goes with '--ready-fd' and '--record' only\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--tty"],
-      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--ready-fd", "1"],
-      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check]\n  See 'passlock lock --help' for more information.\n"
+      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
     ),
   ]
 

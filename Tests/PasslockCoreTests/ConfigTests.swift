@@ -46,11 +46,14 @@ import Testing
         [Console]
         Mode=auto
 
+        [Wayland]
+        Lock=in-session
+
         """)
   }
 
   static let errors: [(String, String)] = [
-    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance, External, Lock, Idle, Console"),
+    ("[Nope]\n", "f.conf:1: unknown section [Nope]; known: Store, Authentication, Appearance, External, Lock, Idle, Console, Wayland"),
     ("\n[Store]\nDirectory=/x\n", "f.conf:3: unknown key 'Directory' in [Store]; known: SystemDirectory"),
     ("SystemDirectory=/x\n", "f.conf:1: 'SystemDirectory=/x' comes before any [Section]"),
     ("[Store]\nSystemDirectory\n", "f.conf:2: expected Key=value, found 'SystemDirectory'"),

@@ -52,8 +52,31 @@ import Testing
         == .cannot("a wayland session in the background has no terminal of its own to lock"))
   }
 
-  @Test func onlyVTAndTerminalPlansGetALockScreen() {
+  /// A compositor found in the session locks it in-session, whatever the
+  /// session's type (one started from a console login keeps "tty"), its place
+  /// on screen or the seat; `[Wayland] Lock = vt`, or a remote session, not.
+  @Test func aCompositorInTheSessionLocksItInSession() {
+    let open = { (_: String) in true }
+    let wayland = Self.session("wayland", tty: "", vt: 2)
+    let console = Self.session("tty", tty: "/dev/tty1", vt: 1)
+    #expect(LockPlan(wayland, consoleMode: "auto", compositor: "wayland-1", canOpen: open) == .inSession(display: "wayland-1"))
+    #expect(LockPlan(console, consoleMode: "auto", compositor: "wayland-0", canOpen: open) == .inSession(display: "wayland-0"))
+    #expect(
+      LockPlan(wayland, consoleMode: "auto", seatShared: true, onScreen: false, compositor: "wayland-1", canOpen: open)
+        == .inSession(display: "wayland-1"))
+    #expect(
+      LockPlan(Self.session("wayland", tty: "", vt: 0), consoleMode: "auto", compositor: "wayland-1", canOpen: open)
+        == .inSession(display: "wayland-1"))
+    #expect(LockPlan(wayland, consoleMode: "auto", compositor: "wayland-1", waylandLock: "vt", canOpen: open) == .virtualConsole(2))
+    #expect(LockPlan(console, consoleMode: "auto", compositor: nil, canOpen: open) == .virtualConsole(1))
+    #expect(
+      LockPlan(Self.session("wayland", tty: "", vt: 2, remote: true), consoleMode: "auto", compositor: "wayland-1", canOpen: open)
+        == .remote)
+  }
+
+  @Test func vtTerminalAndInSessionPlansGetALockScreen() {
     #expect(LockPlan.virtualConsole(2).locks && LockPlan.terminal("/dev/pts/1").locks)
-    #expect(!LockPlan.remote.locks && !LockPlan.cannot("x").locks)
+    #expect(LockPlan.inSession(display: "wayland-1").locks && LockPlan.inSession(display: "wayland-1").isInSession)
+    #expect(!LockPlan.remote.locks && !LockPlan.cannot("x").locks && !LockPlan.virtualConsole(2).isInSession)
   }
 }

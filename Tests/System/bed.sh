@@ -15,6 +15,10 @@
 BED_RELEASE=${BED_RELEASE:-bookworm}
 BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login passwd polkitd
   procps python3-minimal libstdc++6 util-linux sudo openssh-server openssh-client sshpass)
+# Debian 13's sway (1.10) offers ext-session-lock-v1 (bookworm's 1.7 does
+# not): a Wayland desktop in a logind session of its own, run headless, with
+# grim for screenshots and wtype for keys.
+[ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(sway grim wtype fonts-dejavu-core)
 BED_CACHE=${BED_CACHE:-/var/cache/passlock-test}
 BED_USER=alice
 

@@ -1,0 +1,63 @@
+import CXKBCommon
+import Glibc
+import PasslockCore
+
+/// The compositor's keymap for one keyboard, through xkbcommon: which keysym
+/// and text a key gives with the modifiers in force, and whether Ctrl or
+/// Caps Lock is on.
+final class Keymap {
+  private let context: OpaquePointer?
+  private var keymap: OpaquePointer?
+  private var state: OpaquePointer?
+
+  init() { context = xkb_context_new(XKB_CONTEXT_NO_FLAGS) }
+
+  deinit {
+    xkb_state_unref(state)
+    xkb_keymap_unref(keymap)
+    xkb_context_unref(context)
+  }
+
+  /// wl_keyboard.keymap with format XKB_V1: the keymap text in `fd`
+  /// (`size` bytes with the NUL). A keymap that does not load leaves the
+  /// previous one in force.
+  func load(fd: Int32, size: UInt32) {
+    guard size > 1, let text = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), text != MAP_FAILED else { return }
+    defer { munmap(text, Int(size)) }
+    guard
+      let loaded = xkb_keymap_new_from_buffer(
+        context, text.assumingMemoryBound(to: CChar.self), Int(size) - 1, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS)
+    else { return }
+    xkb_state_unref(state)
+    xkb_keymap_unref(keymap)
+    keymap = loaded
+    state = xkb_state_new(loaded)
+  }
+
+  var isLoaded: Bool { state != nil }
+
+  /// wl_keyboard.modifiers.
+  func update(depressed: UInt32, latched: UInt32, locked: UInt32, group: UInt32) {
+    guard let state else { return }
+    xkb_state_update_mask(state, depressed, latched, locked, 0, 0, group)
+  }
+
+  var capsLock: Bool { state.map { xkb_state_mod_name_is_active($0, "Lock", XKB_STATE_MODS_LOCKED) > 0 } ?? false }
+  var control: Bool { state.map { xkb_state_mod_name_is_active($0, "Control", XKB_STATE_MODS_EFFECTIVE) > 0 } ?? false }
+
+  /// The lock screen's keys for a press of the key with evdev code `key`.
+  func keys(pressing key: UInt32, passwordField: Bool) -> [InputParser.Key] {
+    guard let state else { return [] }
+    let code = key + 8  // evdev → XKB keycode
+    let keysym = xkb_state_key_get_one_sym(state, code)
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = Int(xkb_state_key_get_utf8(state, code, &buffer, buffer.count))
+    var text = buffer.prefix(max(0, min(length, buffer.count - 1))).map { UInt8(bitPattern: $0) }
+    // The text may be a password's: wiped once it is handed on.
+    defer {
+      explicit_bzero(&buffer, buffer.count)
+      text.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+    }
+    return KeyboardMapping.keys(keysym: keysym, evdevCode: key, text: text, control: control, passwordField: passwordField)
+  }
+}

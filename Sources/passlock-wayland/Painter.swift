@@ -1,0 +1,162 @@
+import CCairo
+import CPango
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// Draws the passcode screen on a lock surface with cairo, its text with
+/// pango (real fonts through fontconfig, so Japanese renders): the same
+/// `LockScreen` state, words (`LockRenderer`'s), theme, dots, last digit
+/// shown then masked, shake, keypad and status line as the terminal's, laid
+/// out by `SurfaceLayout`.
+struct Painter {
+  let renderer: LockRenderer
+  let lib: DrawingLibrary
+  /// Said once on stderr when a font lacks characters of the text. (One
+  /// thread draws, so the flag needs no lock.)
+  private static nonisolated(unsafe) var warnedAboutGlyphs = false
+
+  init(renderer: LockRenderer, lib: DrawingLibrary) {
+    self.renderer = renderer
+    self.lib = lib
+  }
+
+  var theme: Theme { renderer.theme }
+
+  /// Paints everything on `cairo` (scaled to logical pixels already).
+  func paint(
+    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, capsLock: Bool, now: Int64
+  ) {
+    setColor(cairo, SurfacePalette.background)
+    lib.paint(cairo)
+    if screen.passwordMode {
+      paintPasswordField(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock)
+    } else {
+      paintKeypadScreen(cairo, layout: layout, screen: screen, context: context, now: now)
+    }
+    if let message = context.pamMessage { text(cairo, message, in: layout.pamMessage, color: SurfacePalette.foreground) }
+    let status = renderer.statusParts(screen, context, now: now).joined(separator: "   ")
+    text(cairo, status, in: layout.status, color: SurfacePalette.color(theme.statusColor))
+  }
+
+  private func paintKeypadScreen(
+    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, now: Int64
+  ) {
+    text(cairo, renderer.title(screen), in: layout.title, color: SurfacePalette.color(theme.titleColor), bold: true)
+    let (message, isError) = renderer.message(screen, now: now)
+    text(cairo, message, in: layout.message, color: SurfacePalette.color(isError ? theme.errorColor : nil))
+    paintDots(cairo, layout: layout, screen: screen, now: now)
+    let keyColor = SurfacePalette.color(theme.keyColor)
+    for key in layout.keys {
+      let label: String
+      switch key.key {
+      case .digit(let digit):
+        // A round key, lightly filled, as on a phone.
+        lib.newPath(cairo)
+        lib.arc(cairo, key.centerX, key.centerY, key.radius, 0, 2 * Double.pi)
+        lib.setSourceRGBA(cairo, keyColor.red, keyColor.green, keyColor.blue, 0.16)
+        lib.fill(cairo)
+        label = String(digit)
+      case .delete: label = "⌫"
+      case .external: label = context.externalKey ?? ""
+      }
+      let rect = SurfaceLayout.Rect(
+        x: key.centerX - key.radius, y: key.centerY - key.radius, width: 2 * key.radius, height: 2 * key.radius)
+      text(cairo, label, in: SurfaceLayout.Line(rect: rect, fontSize: key.labelSize), color: keyColor, bold: key.key != .external)
+    }
+  }
+
+  /// ● ● ○ ○: typed digits filled (the last one shown briefly), the rest
+  /// empty; during the shake, the dots that were filled move and then clear.
+  private func paintDots(_ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, now: Int64) {
+    let shaking = screen.isShaking(now: now)
+    let filled = shaking ? screen.shakeFilled : screen.entered
+    let total = max(filled, screen.length ?? 0)
+    guard total > 0 else { return }
+    let color = SurfacePalette.color(theme.dotColor)
+    let visible = shaking ? nil : screen.visibleDigit(now: now)
+    let offset = Double(screen.shakeOffset(now: now)) * layout.shakeStep
+    let left = layout.entry.midX - Double(total - 1) * layout.dotSpacing / 2 + offset
+    for index in 0..<total {
+      let x = left + Double(index) * layout.dotSpacing
+      let y = layout.entry.midY
+      let cell = SurfaceLayout.Rect(x: x - layout.dotSpacing / 2, y: layout.entry.y, width: layout.dotSpacing, height: layout.entry.height)
+      if index == filled - 1, let visible {
+        text(cairo, String(visible), in: .init(rect: cell, fontSize: layout.dotRadius * 3), color: color, bold: true)
+      } else if let glyph = index < filled ? theme.filledGlyph : theme.emptyGlyph {
+        text(cairo, glyph, in: .init(rect: cell, fontSize: layout.dotRadius * 2.6), color: color)
+      } else {
+        lib.newPath(cairo)
+        lib.arc(cairo, x, y, layout.dotRadius, 0, 2 * Double.pi)
+        setColor(cairo, color)
+        if index < filled {
+          lib.fill(cairo)
+        } else {
+          lib.setLineWidth(cairo, layout.unit * 1.5)
+          lib.stroke(cairo)
+        }
+      }
+    }
+  }
+
+  /// The account password field: title, PAM's prompt as its label, one mask
+  /// per character, and Caps Lock said under it.
+  private func paintPasswordField(
+    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, capsLock: Bool
+  ) {
+    text(cairo, renderer.texts.accountPasswordTitle, in: layout.title, color: SurfacePalette.color(theme.titleColor), bold: true)
+    let (message, isError) = renderer.passwordMessage(screen, context)
+    text(cairo, message, in: layout.message, color: SurfacePalette.color(isError ? theme.errorColor : nil))
+    let field = layout.entry
+    let color = SurfacePalette.color(theme.dotColor)
+    let radius = field.height / 4
+    lib.newPath(cairo)
+    lib.arc(cairo, field.x + radius, field.y + radius, radius, Double.pi, 1.5 * Double.pi)
+    lib.arc(cairo, field.x + field.width - radius, field.y + radius, radius, 1.5 * Double.pi, 2 * Double.pi)
+    lib.arc(cairo, field.x + field.width - radius, field.y + field.height - radius, radius, 0, 0.5 * Double.pi)
+    lib.arc(cairo, field.x + radius, field.y + field.height - radius, radius, 0.5 * Double.pi, Double.pi)
+    lib.closePath(cairo)
+    setColor(cairo, color)
+    lib.setLineWidth(cairo, layout.unit * 1.5)
+    lib.stroke(cairo)
+    let label = screen.passwordPrompt.map { $0.hasSuffix(" ") ? $0 : $0 + " " } ?? ""
+    // As many masks as fit beside PAM's label (the terminal caps them at
+    // its field's width too): a long password does not run out of the field.
+    let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 12))
+    text(cairo, label + masks, in: .init(rect: field, fontSize: field.height * 0.42), color: color)
+    if capsLock { text(cairo, renderer.texts.capsLock, in: layout.capsLock, color: SurfacePalette.color(theme.errorColor)) }
+  }
+
+  // MARK: Pango
+
+  /// One line of `string`, centred in `line.rect`, ellipsized when too wide.
+  private func text(_ cairo: OpaquePointer, _ string: String, in line: SurfaceLayout.Line, color: SurfacePalette.RGB, bold: Bool = false) {
+    guard !string.isEmpty, let layout = lib.createLayout(cairo) else { return }
+    defer { lib.objectUnref(UnsafeMutableRawPointer(layout)) }
+    let font = lib.fontDescriptionNew()
+    defer { lib.fontDescriptionFree(font) }
+    lib.fontDescriptionSetFamily(font, "sans-serif")
+    lib.fontDescriptionSetAbsoluteSize(font, line.fontSize * Double(PANGO_SCALE))
+    lib.fontDescriptionSetWeight(font, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL)
+    lib.layoutSetFontDescription(layout, font)
+    lib.layoutSetSingleParagraphMode(layout, 1)
+    lib.layoutSetWidth(layout, Int32(line.rect.width * Double(PANGO_SCALE)))
+    lib.layoutSetEllipsize(layout, PANGO_ELLIPSIZE_END)
+    lib.layoutSetAlignment(layout, PANGO_ALIGN_CENTER)
+    lib.layoutSetText(layout, string, -1)
+    if lib.layoutGetUnknownGlyphsCount(layout) > 0 && !Self.warnedAboutGlyphs {
+      Self.warnedAboutGlyphs = true
+      printError("passlock-wayland: no installed font has every character of \"\(string)\"; install one that does\n")
+    }
+    var width: Int32 = 0
+    var height: Int32 = 0
+    lib.layoutGetPixelSize(layout, &width, &height)
+    setColor(cairo, color)
+    lib.moveTo(cairo, line.rect.x, line.rect.midY - Double(height) / 2)
+    lib.showLayout(cairo, layout)
+  }
+
+  private func setColor(_ cairo: OpaquePointer, _ color: SurfacePalette.RGB) {
+    lib.setSourceRGB(cairo, color.red, color.green, color.blue)
+  }
+}

@@ -1,0 +1,300 @@
+import CSessionLock
+import CWaylandClient
+import Glibc
+import PasslockClient
+import PasslockCore
+import PasslockPOSIX
+
+/// The Wayland session's lock (ext-session-lock-v1): asks the compositor to
+/// lock, gives every output a lock surface (outputs added while locked too),
+/// draws the passcode screen on each, feeds keys, clicks and taps to the
+/// shared `LockController`, and unlocks (`unlock_and_destroy`) only after the
+/// controller finished: a real unlock. If this program dies, the compositor
+/// keeps the session locked.
+final class WaylandLock {
+  /// How a lock ended without an unlock.
+  enum Failure: Error {
+    /// The compositor will not lock for us (see `CommandFailure`).
+    case refused(CommandFailure)
+    /// The connection to the compositor broke: nothing was unlocked.
+    case connectionLost
+  }
+
+  let display: OpaquePointer
+  private var registry: OpaquePointer?
+  private var compositor: OpaquePointer?
+  private var shm: OpaquePointer?
+  private var manager: OpaquePointer?
+  private var sessionLock: OpaquePointer?
+  private var outputs: [OutputSurface] = []
+  private var seats: [Seat] = []
+  private(set) var locked = false
+  private var finished = false
+
+  private var controller: LockController?
+  private let renderer: LockRenderer
+  /// Made with cairo and pango, once the first frame is to be drawn.
+  private var painter: Painter?
+  private var readyFD: FileDescriptor?
+  /// Keys and clicks that came before the gatekeeper's status replaced the
+  /// cached one: they wait, as on the terminal, and count once it is in.
+  private var waiting: [(key: InputParser.Key?, keypad: LockRenderer.KeypadKey?)] = []
+
+  init(display: OpaquePointer, renderer: LockRenderer, readyFD: FileDescriptor?) {
+    self.display = display
+    self.renderer = renderer
+    self.readyFD = readyFD
+  }
+
+  deinit {
+    outputs.removeAll()
+    seats.removeAll()
+    if let manager { ext_session_lock_manager_v1_destroy(manager) }
+    if let shm { wl_shm_destroy(shm) }
+    if let compositor { wl_compositor_destroy(compositor) }
+    if let registry { wl_registry_destroy(registry) }
+  }
+
+  var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+  // MARK: Connecting
+
+  /// Binds the globals. The compositor must offer ext_session_lock_manager_v1
+  /// (`CommandFailure.noSessionLock`, status 69, otherwise: passlockd then
+  /// locks on a console instead).
+  func connect(displayName: String) throws(Failure) {
+    registry = wl_display_get_registry(display)
+    wl_registry_add_listener(registry, LockListeners.registry, opaque)
+    guard wl_display_roundtrip(display) >= 0 else { throw .connectionLost }
+    guard manager != nil else {
+      throw .refused(
+        .noSessionLock(
+          "the compositor at \(displayName) does not offer ext-session-lock-v1, so passlock cannot lock this Wayland session itself; passlockd locks it on a console instead"
+        ))
+    }
+    guard compositor != nil, shm != nil else {
+      throw .refused(.noSessionLock("the compositor at \(displayName) offers no wl_compositor or wl_shm to draw a lock screen with"))
+    }
+  }
+
+  /// wl_registry.global.
+  func global(name: UInt32, interface: String, version: UInt32) {
+    switch interface {
+    case "wl_compositor":
+      compositor = OpaquePointer(wl_registry_bind(registry, name, passlock_wl_compositor_interface(), min(version, 4)))
+    case "wl_shm":
+      shm = OpaquePointer(wl_registry_bind(registry, name, passlock_wl_shm_interface(), 1))
+    case "wl_seat":
+      guard let proxy = wl_registry_bind(registry, name, passlock_wl_seat_interface(), min(version, 5)) else { return }
+      let seat = Seat(seat: OpaquePointer(proxy), name: name, lock: self)
+      seats.append(seat)
+      wl_seat_add_listener(seat.seat, SeatListeners.seat, seat.opaque)
+    case "wl_output":
+      // Version 3 at least: wl_output_release.
+      guard version >= 3, let proxy = wl_registry_bind(registry, name, passlock_wl_output_interface(), min(version, 4)) else {
+        return
+      }
+      let output = OutputSurface(output: OpaquePointer(proxy), name: name, lock: self)
+      outputs.append(output)
+      wl_output_add_listener(output.output, LockListeners.output, output.opaque)
+    case "ext_session_lock_manager_v1":
+      manager = OpaquePointer(wl_registry_bind(registry, name, passlock_ext_session_lock_manager_v1_interface(), 1))
+    default:
+      break
+    }
+  }
+
+  /// wl_registry.global_remove: an output unplugged (its surface goes with
+  /// it), a seat gone.
+  func globalRemoved(name: UInt32) {
+    outputs.removeAll { $0.name == name }
+    seats.removeAll { $0.name == name }
+  }
+
+  /// An output's first `done`: its scale is known. Under the lock (an output
+  /// added while locked too) it gets its lock surface now.
+  func outputDescribed(_ output: OutputSurface) {
+    guard let sessionLock, let compositor, !finished else { return }
+    output.createLockSurface(lock: sessionLock, compositor: compositor)
+  }
+
+  // MARK: Locking
+
+  /// Asks the compositor to lock and runs the lock screen until a real
+  /// unlock (then `unlock_and_destroy`).
+  func lock(controller: LockController) throws(Failure) {
+    self.controller = controller
+    sessionLock = ext_session_lock_manager_v1_lock(manager)
+    ext_session_lock_v1_add_listener(sessionLock, LockListeners.sessionLock, opaque)
+    for output in outputs where output.described { outputDescribed(output) }
+    controller.start()
+    var askedForStatus = false
+    while true {
+      if finished {
+        // Before `locked`: another locker holds the lock. After: the
+        // compositor ended it (nothing of ours unlocked it).
+        throw .refused(locked ? .refused("the compositor ended the lock") : .lockHeldElsewhere)
+      }
+      if locked && !askedForStatus {
+        // Asked once the compositor has the lock, so the gatekeeper does
+        // not compete with it; refused (no passcode any more): give it back.
+        askedForStatus = true
+        if !controller.askForStatus() { break }
+      }
+      if locked && (controller.screen.finished || controller.failure != nil) { break }
+      do { try drawAll() } catch {
+        // Nothing to draw with (a broken install): the session is given
+        // back, never left locked with nothing that could unlock it.
+        if locked { unlock() } else { ext_session_lock_v1_destroy(sessionLock) }
+        throw .refused(error)
+      }
+      try waitForEvents(controller)
+      if controller.failure == nil { replayWaiting(controller) }
+    }
+    if let failure = controller.failure {
+      // The status said this lock cannot be unlocked by anything (no
+      // passcode, a refused store): the session is given back, as the
+      // terminal lock screen gives back its terminal.
+      unlock()
+      throw .refused(failure)
+    }
+    unlock()
+  }
+
+  private func unlock() {
+    ext_session_lock_v1_unlock_and_destroy(sessionLock)
+    sessionLock = nil
+    _ = wl_display_roundtrip(display)
+  }
+
+  func lockedEvent() {
+    locked = true
+    if let readyFD {
+      // The compositor has locked the session: tell the waiting parent (one byte).
+      try? readyFD.writeAll([1])
+      readyFD.close()
+      self.readyFD = nil
+    }
+  }
+
+  func finishedEvent() { finished = true }
+
+  // MARK: The loop
+
+  /// One round: Wayland events, the gatekeeper's answers, signals, timers.
+  private func waitForEvents(_ controller: LockController) throws(Failure) {
+    while wl_display_prepare_read(display) != 0 {
+      guard wl_display_dispatch_pending(display) >= 0 else { throw .connectionLost }
+    }
+    if wl_display_flush(display) < 0 && errno != EAGAIN {
+      wl_display_cancel_read(display)
+      throw .connectionLost
+    }
+    var fds = [
+      pollfd(fd: wl_display_get_fd(display), events: Int16(POLLIN), revents: 0),
+      pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
+    ]
+    let watched = controller.watched
+    fds += watched.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+    let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, min(controller.timeout(now: LockController.now()), 60_000))))
+    if ready > 0 && fds[0].revents != 0 {
+      guard wl_display_read_events(display) >= 0 else { throw .connectionLost }
+    } else {
+      wl_display_cancel_read(display)
+    }
+    guard wl_display_dispatch_pending(display) >= 0 else { throw .connectionLost }
+    if fds[1].revents & Int16(POLLIN) != 0 {
+      // passlockd after resume: draw it all again (the clock has moved).
+      for signal in SignalPipe.drain() where signal == SIGUSR1 {
+        for output in outputs { output.redrawAll() }
+      }
+    }
+    let answered = zip(watched, fds[2...]).filter { $0.1.revents != 0 }.map { $0.0.request }
+    _ = controller.answered(answered)
+    controller.tick(now: LockController.now())
+  }
+
+  // MARK: Input
+
+  var passwordField: Bool { controller?.screen.passwordMode ?? false }
+
+  func press(_ key: InputParser.Key) {
+    guard let controller, locked else { return }
+    if controller.awaitsStatus {
+      waiting.append((key, nil))
+    } else {
+      controller.press(key, now: LockController.now())
+    }
+  }
+
+  /// A click or a tap at (`x`, `y`) on one of our surfaces.
+  func click(on surface: OpaquePointer, x: Double, y: Double) {
+    guard let controller, locked,
+      let key = outputs.first(where: { $0.isSurface(surface) })?.layout?.key(atX: x, y: y)
+    else { return }
+    if controller.awaitsStatus {
+      waiting.append((nil, key))
+    } else {
+      controller.press(keypad: key, now: LockController.now())
+    }
+  }
+
+  private func replayWaiting(_ controller: LockController) {
+    guard !controller.awaitsStatus, !waiting.isEmpty else { return }
+    let now = LockController.now()
+    for (key, keypad) in waiting {
+      if let key { controller.press(key, now: now) }
+      if let keypad { controller.press(keypad: keypad, now: now) }
+    }
+    waiting.removeAll()
+  }
+
+  // MARK: Drawing
+
+  private var capsLock: Bool { seats.contains { $0.keymap.capsLock } }
+
+  /// Everything a frame shows: a surface whose last frame had another
+  /// signature is drawn again.
+  private func frameSignature(_ controller: LockController, now: Int64) -> String {
+    let screen = controller.screen
+    let context = controller.context
+    let state: [String] = [
+      "\(screen.flow)", "\(screen.step)", "\(screen.length ?? 0)", "\(screen.entered)", "\(screen.passwordMode)",
+      "\(screen.busy)", "\(String(describing: screen.notice))", "\(screen.failedAttempts)", "\(screen.lockedOut)",
+      "\(screen.secondsUntilRetry(now: now))", "\(screen.visibleDigit(now: now).map(String.init) ?? "")",
+      "\(screen.isShaking(now: now))", "\(screen.shakeOffset(now: now))", screen.passwordPrompt ?? "",
+      context.clock, context.userAtHost, context.externalKey ?? "", context.pamMessage ?? "", "\(capsLock)",
+    ]
+    return state.joined(separator: "\u{1f}")
+  }
+
+  private func drawAll() throws(CommandFailure) {
+    guard let controller, let shm else { return }
+    let now = LockController.now()
+    controller.context.clock = wallClockText()
+    let signature = frameSignature(controller, now: now)
+    guard outputs.contains(where: { $0.needsFrame(signature) }) else { return }
+    // The first frame: cairo and pango are loaded now (DrawingLibrary).
+    let painter: Painter
+    if let loaded = self.painter {
+      painter = loaded
+    } else {
+      painter = Painter(renderer: renderer, lib: try DrawingLibrary.load())
+      self.painter = painter
+    }
+    let screen = controller.screen
+    let context = controller.context
+    let capsLock = self.capsLock
+    for output in outputs {
+      output.draw(
+        signature: signature, shm: shm, lib: painter.lib,
+        paint: { cairo, layout in
+          painter.paint(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock, now: now)
+        },
+        layoutFor: { width, height in
+          SurfaceLayout(
+            width: width, height: height, passwordField: screen.passwordMode, externalKey: context.externalKey != nil)
+        })
+    }
+  }
+}

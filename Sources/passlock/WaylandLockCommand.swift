@@ -1,0 +1,22 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// `passlock lock --wayland`: the Wayland session's lock screen is
+/// passlock-wayland, installed beside this program (its own package, since it
+/// links cairo and pango). This process becomes it (exec): the descriptors,
+/// the environment (WAYLAND_DISPLAY, XDG_RUNTIME_DIR) and the exit status
+/// are its.
+extension Commands {
+  func lockWayland(readyFD: Int32?, record: String?) throws(CommandFailure) -> Never {
+    let path = Executable.sibling("passlock-wayland")
+    var arguments = ["passlock-wayland"]
+    if let readyFD { arguments += ["--ready-fd", String(readyFD)] }
+    if let record { arguments += ["--record", record] }
+    let argv = arguments.map { strdup($0) } + [nil]
+    execv(path, argv)
+    let reason = String(cString: strerror(errno))
+    throw .noSessionLock(
+      "cannot run \(path) (\(reason)); install the passlock-wayland package for the Wayland lock screen")
+  }
+}

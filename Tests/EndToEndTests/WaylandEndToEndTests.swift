@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+/// The Wayland lock screen's build and its failures without a compositor.
+/// On real compositors it is tested by Tests/Wayland/run (root, a container).
+@Suite struct WaylandEndToEndTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+  /// The checked-in ext-session-lock-v1 glue is exactly what
+  /// scripts/wayland-protocols generates from Debian's wayland-protocols.
+  @Test(
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: "/usr/bin/wayland-scanner")
+        && FileManager.default.fileExists(atPath: "/usr/share/wayland-protocols/staging/ext-session-lock/ext-session-lock-v1.xml"),
+      "needs wayland-scanner and wayland-protocols (scripts/install-deps)"))
+  func theProtocolGlueIsWhatTheScriptGenerates() throws {
+    let h = Harness()
+    let out = h.root + "/glue"
+    let run = h.run("/bin/bash", [Self.root.appendingPathComponent("scripts/wayland-protocols").path, out], input: Data())
+    #expect(run.status == 0, "scripts/wayland-protocols: \(run.stderr)")
+    for file in ["include/ext-session-lock-v1-client-protocol.h", "ext-session-lock-v1-protocol.c"] {
+      let generated = try Data(contentsOf: URL(fileURLWithPath: out + "/" + file))
+      let checkedIn = try Data(contentsOf: Self.root.appendingPathComponent("Sources/CSessionLock/" + file))
+      #expect(generated == checkedIn, "Sources/CSessionLock/\(file) differs from what scripts/wayland-protocols generates: run it")
+    }
+  }
+
+  /// Only passlock-wayland uses the Wayland, keymap and drawing libraries.
+  /// It links libwayland-client and xkbcommon, and loads cairo and pango
+  /// itself when it first draws (they are no start-up cost: the lock
+  /// request goes out before them); it carries its Swift runtime, like the
+  /// setuid programs.
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))
+  func onlyPasslockWaylandUsesTheWaylandLibraries() throws {
+    let h = Harness()
+    let libraries = ["libwayland-client", "libxkbcommon", "libcairo", "libpango", "libglib"]
+    for name in ["passlock", "passlockd", "passlock-vt", "passlock-auth"] {
+      let dynamic = h.run("/usr/bin/readelf", ["-d", Harness.binDirectory + "/" + name], input: Data()).stdout
+      for library in libraries { #expect(!dynamic.contains(library), "\(name) links \(library)") }
+    }
+    let path = Harness.binDirectory + "/passlock-wayland"
+    let dynamic = h.run("/usr/bin/readelf", ["-d", path], input: Data()).stdout
+    #expect(dynamic.contains("[libwayland-client.so.0]") && dynamic.contains("[libxkbcommon.so.0]"))
+    for library in ["libcairo", "libpango", "libglib", "libharfbuzz"] {
+      #expect(!dynamic.contains(library), "passlock-wayland loads \(library) at start")
+    }
+    #expect(!dynamic.contains("libswift"), "passlock-wayland loads the Swift runtime")
+    let binary = try Data(contentsOf: URL(fileURLWithPath: path))
+    #expect(binary.range(of: Data("libpangocairo-1.0.so.0".utf8)) != nil, "passlock-wayland does not name pangocairo to load")
+  }
+
+  /// No Wayland session, no compositor at the socket: 69, nothing locked,
+  /// through `passlock lock --wayland` (an exec) as well.
+  @Test func withoutACompositorItSaysSoWithStatus69() {
+    let h = Harness()
+    #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
+    let unset = h.passlock("lock", "--wayland")
+    #expect(unset.status == 69)
+    #expect(unset.stderr == "Error: WAYLAND_DISPLAY is not set: this is not a Wayland session; 'passlock lock' locks a terminal\n")
+    h.environment["WAYLAND_DISPLAY"] = "wayland-none"
+    h.environment["XDG_RUNTIME_DIR"] = h.root
+    let absent = h.run(Harness.binDirectory + "/passlock-wayland", [], input: Data())
+    #expect(absent.status == 69)
+    #expect(
+      absent.stderr.hasPrefix("Error: cannot connect to the Wayland compositor at \(h.root)/wayland-none: "), "\(absent.stderr)")
+  }
+
+  @Test func usageErrorsAndHelp() {
+    let h = Harness()
+    let help = h.run(Harness.binDirectory + "/passlock-wayland", ["--help"], input: Data())
+    #expect(help.status == 0)
+    #expect(help.stdout.hasPrefix("OVERVIEW: Lock this Wayland session until the passcode is entered (ext-session-lock-v1).\n"))
+    let bad = h.run(Harness.binDirectory + "/passlock-wayland", ["--ready-fd", "1"], input: Data())
+    #expect(bad.status == 64)
+    #expect(
+      bad.stderr
+        == "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock-wayland [--ready-fd <fd>] [--record <path>]\n  See 'passlock-wayland --help' for more information.\n"
+    )
+    #expect(h.passlock("lock", "--wayland", "--own-vt").status == 64)
+  }
+}
