@@ -20,7 +20,6 @@ Usage: bench/machine [--cycles N] [--polkitd] [--deb PATH]
   --polkitd: install polkitd first (passlockd then holds its delay inhibitor).
 """
 import argparse
-import importlib.machinery
 import os
 import shlex
 import shutil
@@ -30,9 +29,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from machine import Looks, MachineError, Screen, now, wait_for  # noqa: E402
-
-run = importlib.machinery.SourceFileLoader("machine_run", os.path.join(HERE, "run")).load_module()
+from desk import Desk, Failed, build_deb, host_setup  # noqa: E402
+from machine import Looks, MachineError, Screen, wait_for  # noqa: E402
 
 HOOK = "/usr/lib/systemd/system-sleep/physlock"
 # physlock's own way to lock before sleep, as its users write it: a unit
@@ -72,16 +70,16 @@ def main():
     if os.geteuid() != 0:
         print("bench/machine needs root (qemu, the image, the guest's suspend)", file=sys.stderr)
         return 1
-    status, image, names = run.host_setup()
+    status, image, names = host_setup()
     if status != 0 or not names:
         print("bench/machine: no machine image (see above)", file=sys.stderr)
         return 1
-    deb = os.path.abspath(args.deb or run.build_deb() or "")
+    deb = os.path.abspath(args.deb or build_deb() or "")
     if not os.path.isfile(deb):
         print("bench/machine: no package (scripts/package failed)", file=sys.stderr)
         return 1
     work = tempfile.mkdtemp(prefix="passlock-machine-bench.", dir="/var/tmp")
-    suite = run.Suite(work, image, deb, names)
+    suite = Desk(work, image, deb, names)
     try:
         m = suite.machine("console")
         user = suite.user
@@ -142,7 +140,7 @@ def main():
                 if entry.startswith("vm-shot-"):
                     os.unlink(os.path.join(work, entry))
         m.stop()
-    except (run.Failed, MachineError) as e:
+    except (Failed, MachineError) as e:
         print(f"bench/machine: {e}", file=sys.stderr)
         return 1
     finally:
