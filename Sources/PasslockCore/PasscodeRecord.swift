@@ -1,4 +1,4 @@
-/// The persisted passcode: its digit count (the overlay shows that many dots and
+/// The persisted passcode: its digit count (the lock screen shows that many dots and
 /// submits on the last digit) and its crypt(3) hash.
 public struct PasscodeRecord: Equatable, Sendable {
   public var length: Int

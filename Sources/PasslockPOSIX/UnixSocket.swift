@@ -6,9 +6,11 @@ import Glibc
 /// send(2), sendto(2), recvmsg(2) with SCM_RIGHTS), each once, here. Every
 /// descriptor is close-on-exec.
 public enum UnixSocket {
-  /// A connected stream socket.
-  public static func connect(_ address: UnixSocketAddress) throws(SystemError) -> FileDescriptor {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  /// A connected stream socket. `nonBlocking`: EAGAIN instead of a wait
+  /// when the listener's backlog is full (a stopped or hung server).
+  public static func connect(_ address: UnixSocketAddress, nonBlocking: Bool = false) throws(SystemError) -> FileDescriptor {
+    let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+    let fd = socket(AF_UNIX, flags, 0)
     guard fd >= 0 else { throw SystemError("socket") }
     guard address.withSockaddr({ (pointer, length) in retryingInterrupts { Glibc.connect(fd, pointer, length) } }) == 0 else {
       let error = SystemError("connect")

@@ -8,7 +8,7 @@ import PasslockPOSIX
 ///   PasslockPAM/PAMTransaction.swift   the C callback PAM calls
 ///   here                                frames over the pipe
 ///   PasslockClient/GatekeeperClient.swift  the client's `answer` closure
-///   passlock/PasscodeOverlay.swift     the lock screen's password field
+///   passlock/TerminalLockScreen.swift     the lock screen's password field
 enum PAMConversationRelay {
   /// Sends one PAM message to the client; for a prompt, waits for its
   /// answer (an `answer` frame: the typed secret; `cancel`: PAM_CONV_ERR).

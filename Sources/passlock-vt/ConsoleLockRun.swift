@@ -69,7 +69,7 @@ final class ConsoleLockRun {
     switch effect {
     case .startLockScreen:
       do {
-        lockScreen = try startOverlay(on: prepared.tty)
+        lockScreen = try startLockScreen(on: prepared.tty)
         lockScreenStartedAt = time(nil)
         return sequence.handle(.lockScreenStarted)
       } catch {
@@ -143,7 +143,7 @@ final class ConsoleLockRun {
       // text, are not the next one's passcode.
       tcflush(prepared.fd, TCIFLUSH)
       do {
-        let started = try startOverlay(on: prepared.tty)
+        let started = try startLockScreen(on: prepared.tty)
         lockScreen = started
         lockScreenStartedAt = time(nil)
         // Only the first lock screen's frame is reported; a later one that

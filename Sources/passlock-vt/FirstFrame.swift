@@ -29,8 +29,8 @@ enum FirstFrame {
   }
 
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s
-  /// opening, then the frame as `PasscodeOverlay` draws it from a cached
-  /// status (`Commands.lock`, `PreparedOverlay.overlay`, `offerExternal`).
+  /// opening, then the frame as `TerminalLockScreen` draws it from a cached
+  /// status (`Commands.lock`, `PreparedLockScreen.lockScreen`, `offerExternal`).
   static func frame(_ status: StoreStatus, width: Int, height: Int) -> [UInt8] {
     let appearance = LockAppearance(configuredBy: systemConfiguration())
     let renderer = appearance.renderer(linuxConsole: true)

@@ -7,13 +7,13 @@ import PasslockPOSIX
 // stands: the first frame and its own gatekeeper's answer, both bounded.
 
 /// Starts one lock screen on the lock VT; returns it and its ready pipe's read end.
-func startOverlay(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
+func startLockScreen(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
   let ready: (read: Int32, write: Int32)
   do { ready = try closeOnExecPipe() } catch { throw .system(SystemError("pipe", errno: error.errno)) }
   do {
-    let pid = try OverlayRunner.start(tty: tty, readyPipe: ready.write)
+    let pid = try LockScreenRunner.start(tty: tty, readyPipe: ready.write)
     close(ready.write)
-    currentOverlay = pid
+    currentLockScreen = pid
     return (pid, ready.read)
   } catch {
     close(ready.read)
@@ -37,7 +37,7 @@ struct StatusCheck {
     let gatekeeper = GatekeeperClient.locate(trustingEnvironment: getuid() == 0)
     // As the caller: a program named passlock-auth beside a hard link of
     // this one (where fs.protected_hardlinks is off) must not run as root.
-    do { request = .success(try gatekeeper.start(.status, environment: OverlayRunner.environment(), asCaller: true)) } catch {
+    do { request = .success(try gatekeeper.start(.status, environment: LockScreenRunner.environment(), asCaller: true)) } catch {
       request = .failure(error)
     }
   }
@@ -77,7 +77,7 @@ func readable(_ fd: Int32, by deadline: Double) -> Bool {
 /// one). The SIGUSR1 relay forgets it first: once reaped, its pid may be
 /// anyone's.
 func reapLockScreen(_ pid: pid_t) -> Int32? {
-  if currentOverlay == pid { currentOverlay = 0 }
+  if currentLockScreen == pid { currentLockScreen = 0 }
   return waitStatus(of: pid)
 }
 

@@ -13,7 +13,7 @@ import PasslockPOSIX
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-// The lock screen runs without TZ (OverlayRunner's environment), and so
+// The lock screen runs without TZ (LockScreenRunner's environment), and so
 // does the clock the holder paints in its place.
 unsetenv("TZ")
 // An ignored SIGCHLD survives exec: with it the kernel reaps our lock screens
@@ -45,9 +45,9 @@ if arguments == ["--release"] {
 
 /// The running lock screen, for the SIGUSR1 handler (written after each
 /// spawn, read in the handler: a plain aligned word).
-nonisolated(unsafe) var currentOverlay: pid_t = 0
+nonisolated(unsafe) var currentLockScreen: pid_t = 0
 // passlockd sends SIGUSR1 after resume: the lock screen draws itself again.
-Glibc.signal(SIGUSR1) { _ in if currentOverlay > 0 { _ = kill(currentOverlay, SIGUSR1) } }
+Glibc.signal(SIGUSR1) { _ in if currentLockScreen > 0 { _ = kill(currentLockScreen, SIGUSR1) } }
 
 /// Why a console lock would shut another user out of their session (see
 /// ActiveSession), or nil when the caller has seat0 to themselves.
@@ -106,8 +106,8 @@ func holdConsole() -> Never {
   // Pre-flight, before the console is touched: never lock a console that only
   // root could open again. Whether a passcode is set and the gatekeeper
   // answers is the holder's own status check's to say (below).
-  guard access(OverlayRunner.overlayPath(), X_OK) == 0 else {
-    fail(.refused("the lock screen \(OverlayRunner.overlayPath()) is missing; refusing to lock"))
+  guard access(LockScreenRunner.lockScreenPath(), X_OK) == 0 else {
+    fail(.refused("the lock screen \(LockScreenRunner.lockScreenPath()) is missing; refusing to lock"))
   }
 
   // The holder must outlive memory pressure, and must not die with a terminal.

@@ -118,7 +118,7 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
     case .refused(let failure): throw failure
     case .connectionLost:
       printError("Error: the connection to the Wayland compositor broke; nothing was unlocked.\n")
-      exit(129)
+      exit(WaylandLockExit.compositorGone.rawValue)
     }
   }
 }

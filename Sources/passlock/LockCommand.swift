@@ -21,26 +21,26 @@ extension Commands {
     let unlock = try UnlockStatus.begin(gatekeeper: gatekeeper)
     // Beside the daemon's record: the terminal's settings from before the
     // lock, for a lock screen that replaces this one if it is killed.
-    let prepared = try prepareOverlay(tty: tty, settingsFile: record.map { $0 + ".termios" })
+    let prepared = try prepareLockScreen(tty: tty, settingsFile: record.map { $0 + ".termios" })
     // passlock-vt's VT: what was typed there was typed at the lock (at the
     // frame the holder painted), not into a session.
     prepared.terminal.keepsTypeahead = ownVT
     let status = try unlock.first()
     var screen = LockScreen(unlocking: status, now: LockController.now())
-    let overlay = prepared.overlay(
+    let lockScreen = prepared.lockScreen(
       screen: &screen, user: status.user, gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
     if unlock.cached != nil {
-      overlay.controller.awaitStatus(confirm: UnlockStatus.confirm)
+      lockScreen.controller.awaitStatus(confirm: UnlockStatus.confirm)
     }
-    overlay.stopsForegroundJob = !ownVT
-    overlay.foregroundLeader = leader
+    lockScreen.stopsForegroundJob = !ownVT
+    lockScreen.foregroundLeader = leader
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
-    if status.externalRefusal.isEmpty { overlay.controller.offerExternal() }
-    let outcome: PasscodeOverlay.Outcome
-    do { outcome = try overlay.run() } catch { throw .refused(error.description) }
-    if let failure = overlay.failure { throw failure }
+    if status.externalRefusal.isEmpty { lockScreen.controller.offerExternal() }
+    let outcome: TerminalLockScreen.Outcome
+    do { outcome = try lockScreen.run() } catch { throw .refused(error.description) }
+    if let failure = lockScreen.failure { throw failure }
     guard outcome == .finished else { return 129 }
     // A daemon that adopted this lock screen (it is not its child) reads
     // the unlock from the record's absence.
@@ -62,22 +62,22 @@ extension Commands {
   }
 
   /// Runs the passcode screen; `collect` reads the accepted entries afterwards.
-  func showOverlay(
+  func showLockScreen(
     _ screen: inout LockScreen, user: String, tty: String? = nil, allowSimple: Bool = false,
     collect: (LockController) -> Void
-  ) throws(CommandFailure) -> PasscodeOverlay.Outcome {
-    let overlay = try prepareOverlay(tty: tty).overlay(
+  ) throws(CommandFailure) -> TerminalLockScreen.Outcome {
+    let lockScreen = try prepareLockScreen(tty: tty).lockScreen(
       screen: &screen, user: user, gatekeeper: gatekeeper, allowSimple: allowSimple)
-    let outcome: PasscodeOverlay.Outcome
-    do { outcome = try overlay.run() } catch { throw .refused(error.description) }
-    screen = overlay.screen
-    collect(overlay.controller)
+    let outcome: TerminalLockScreen.Outcome
+    do { outcome = try lockScreen.run() } catch { throw .refused(error.description) }
+    screen = lockScreen.screen
+    collect(lockScreen.controller)
     return outcome
   }
 
   /// Configuration, terminal and signals: everything but the terminal's modes,
   /// which change only once there is something to lock.
-  func prepareOverlay(tty: String?, settingsFile: String? = nil) throws(CommandFailure) -> PreparedOverlay {
+  func prepareLockScreen(tty: String?, settingsFile: String? = nil) throws(CommandFailure) -> PreparedLockScreen {
     let config: Config
     do { config = try ConfigLoader.load() } catch {
       // A typo in the config must never keep a screen from locking: defaults, and say why.
@@ -93,7 +93,7 @@ extension Commands {
     let appearance = LockAppearance(configuredBy: config)
     let renderer = appearance.renderer(linuxConsole: terminal.isLinuxConsole)
     let external = appearance.external
-    return PreparedOverlay(terminal: terminal, renderer: renderer, external: external)
+    return PreparedLockScreen(terminal: terminal, renderer: renderer, external: external)
   }
 
   /// set/change/remove on a terminal without --stdin use the keypad screen.
@@ -102,7 +102,7 @@ extension Commands {
   func setWithKeypad(_ status: StoreStatus, allowSimple: Bool) throws(CommandFailure) -> Int32 {
     var screen = LockScreen(flow: .create, length: nil, now: LockController.now())
     var new = Secret()
-    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { new.replace(with: $0.second) }
+    let outcome = try showLockScreen(&screen, user: status.user, allowSimple: allowSimple) { new.replace(with: $0.second) }
     guard outcome == .finished else { throw .terminalGone }
     let result = try run(.set, flags: allowSimple ? .allowSimple : [], secrets: new)
     let code = try self.outcome(result, success: "Passcode set (\(new.count) digits).")
@@ -139,9 +139,9 @@ extension Commands {
       retryAfterSeconds: status.retryAfterSeconds, now: LockController.now())
     var current = Secret()
     var new = Secret()
-    let outcome = try showOverlay(&screen, user: status.user, allowSimple: allowSimple) { overlay in
-      current.replace(with: overlay.first)
-      new.replace(with: overlay.second)
+    let outcome = try showLockScreen(&screen, user: status.user, allowSimple: allowSimple) { entered in
+      current.replace(with: entered.first)
+      new.replace(with: entered.second)
     }
     guard outcome == .finished else { throw .terminalGone }
     let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
@@ -153,25 +153,25 @@ extension Commands {
       flow: .remove, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, now: LockController.now())
     var current = Secret()
-    let outcome = try showOverlay(&screen, user: status.user) { current.replace(with: $0.first) }
+    let outcome = try showLockScreen(&screen, user: status.user) { current.replace(with: $0.first) }
     guard outcome == .finished else { throw .terminalGone }
     return try self.outcome(try run(.remove, secrets: current), success: "Passcode removed.")
   }
 }
 
 /// A terminal and renderer ready to show the passcode screen.
-struct PreparedOverlay {
+struct PreparedLockScreen {
   let terminal: LockTerminal
   let renderer: LockRenderer
   let external: ExternalSettings?
 
-  func overlay(
+  func lockScreen(
     screen: inout LockScreen, user: String, gatekeeper: GatekeeperClient, allowSimple: Bool = false,
     readyFD: FileDescriptor? = nil
-  ) -> PasscodeOverlay {
+  ) -> TerminalLockScreen {
     screen.revealLastDigit = renderer.theme.revealLastDigit
     let context = LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(user))
-    return PasscodeOverlay(
+    return TerminalLockScreen(
       terminal: terminal, renderer: renderer, gatekeeper: gatekeeper, screen: screen, context: context,
       allowSimple: allowSimple, readyFD: readyFD, external: external)
   }

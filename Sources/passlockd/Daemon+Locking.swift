@@ -8,21 +8,24 @@ import PasslockPOSIX
 /// restarting lock screens, adopting the ones a previous daemon left.
 extension Daemon {
   /// How `session` is locked, or why not (LockPlan decides). `onScreen`
-  /// only where it matters: when a lock starts. `inSession`: false when the
-  /// compositor just refused an in-session lock (this lock only).
-  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false, inSession: Bool = true) -> LockPlan {
-    // Any local session may run a compositor: one started from a console
-    // login keeps the session's type "tty".
-    let looksForCompositor = inSession && !session.remote && config["Wayland.Lock"] == "in-session"
-    return LockPlan(
-      session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen,
-      compositor: looksForCompositor ? WaylandCompositors.display(ofSession: session.path, logind: logind) : nil,
+  /// and `compositor` only where they matter: when a lock starts.
+  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false, compositor: String? = nil) -> LockPlan {
+    LockPlan(
+      session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen, compositor: compositor,
       waylandLock: config["Wayland.Lock"], canOpen: { access($0, R_OK | W_OK) == 0 })
+  }
+
+  /// The compositor to lock `session` in, if any: looked for only as a lock
+  /// starts (it connects to the user's compositors and asks logind), and
+  /// not again until the session unlocks once one refused.
+  func compositor(for session: Logind.SessionInfo) -> String? {
+    guard config["Wayland.Lock"] == "in-session", !session.remote, !inSessionRefused.contains(session.id) else { return nil }
+    return WaylandCompositors.display(of: session, logind: logind)
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
   func localSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { plan($0) != .remote }.sorted { $0.id < $1.id }
+    sessions.values.filter { !$0.remote }.sorted { $0.id < $1.id }
   }
 
   /// The local sessions that get a lock screen.
@@ -36,9 +39,8 @@ extension Daemon {
 
   /// `seatShared`: the console holder just refused because another user
   /// has a session on the seat (this lock only: the next one tries the
-  /// console again). `inSession`: false when the compositor just refused an
-  /// in-session lock (this lock only, too).
-  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false, inSession: Bool = true) {
+  /// console again).
+  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
     // One lock per session, never stacked.
     guard !isLocked(session.id) else {
       Log.info("session \(session.id): \(reason) — already locked")
@@ -50,7 +52,7 @@ extension Daemon {
     }
     notes[session.id] = nil
     let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
-    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared, inSession: inSession)
+    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session))
     // Switching is locked on this seat already: nothing of it can come on
     // screen (an in-session lock is the compositor's, whatever is on screen).
     if !chosen.isInSession, let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
@@ -69,7 +71,7 @@ extension Daemon {
     let place: String
     switch chosen {
     case .inSession(let display): place = "in-session (\(display))"
-    default: place = session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty
+    default: place = "on " + (session.tty.isEmpty ? "VT \(session.vtNumber)" : session.tty)
     }
     Log.info("session \(session.id): locked (\(reason)) \(place)")
     logind.setLockedHint(session, true)
@@ -129,7 +131,10 @@ extension Daemon {
       case .virtualConsole: return startLocker(session, command: command, kind: .consoleHolder)
       case .inSession(let display):
         // The daemon's environment, with the compositor found for this session.
-        let environment = ProcessEnvironment.current().filter { !$0.hasPrefix("WAYLAND_DISPLAY=") } + ["WAYLAND_DISPLAY=" + display]
+        // (WAYLAND_SOCKET, an inherited connection, would win over the display.)
+        let environment =
+          ProcessEnvironment.current().filter { !$0.hasPrefix("WAYLAND_DISPLAY=") && !$0.hasPrefix("WAYLAND_SOCKET=") }
+          + ["WAYLAND_DISPLAY=" + display]
         return startLocker(session, command: command, kind: .wayland, environment: environment)
       default: return startLocker(session, command: command, kind: .terminal)
       }
@@ -177,6 +182,7 @@ extension Daemon {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
     notes[session.id] = nil
+    inSessionRefused.remove(session.id)
     restarts[session.id] = nil
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) {
@@ -212,11 +218,15 @@ extension Daemon {
       return
     }
     if locker.kind == .wayland, let refusal = WaylandLockExit(rawValue: status) {
-      // The compositor offers no ext-session-lock-v1, or another lock screen
-      // holds its lock: lock as without a compositor, at once, and say so.
-      Log.warning("session \(id): the in-session lock was refused (\(refusal.reason)); locking without it")
-      lock(session, reason: "in-session lock refused", inSession: false)
-      notes[id] = "in-session lock refused: \(refusal.reason)"
+      // The compositor offers no ext-session-lock-v1, another lock screen
+      // holds its lock, or it is gone (a console login's shell may be on
+      // screen now): lock as without a compositor, at once, and say so. Not
+      // in-session again until this lock ends (a VT lock the shared-seat
+      // rule turns down must not come back here).
+      Log.warning("session \(id): the in-session lock ended without an unlock (\(refusal.reason)); locking without it")
+      inSessionRefused.insert(id)
+      lock(session, reason: "in-session lock refused")
+      if isLocked(id) { notes[id] = "in-session lock refused: \(refusal.reason)" }
       releaseIfEveryLockerIsReady()
       return
     }

@@ -62,10 +62,12 @@ extension Daemon {
   func releaseIfEveryLockerIsReady() {
     guard preparingForSleep, !readyForSleep else { return }
     let pending = localSessions().filter { session in
+      // One that cannot be locked (a stuck console holder being retried) is not waited for.
+      guard problems[session.id] == nil else { return false }
       switch locks[session.id] {
-      case .running(let locker)?: return !locker.isReady  // (an in-session lock too, whatever its plan says now)
+      case .running(let locker)?: return !locker.isReady  // (an in-session lock too, which plan() alone does not foresee)
       case .adopted?, .covered?: return false
-      case nil: return problems[session.id] == nil && plan(session).locks  // not locked yet; one that cannot be is not waited for
+      case nil: return plan(session).locks  // not locked yet
       }
     }
     guard pending.isEmpty else { return }

@@ -37,6 +37,9 @@ final class Daemon {
   var problems: [String: String] = [:]
   /// How a locked session's lock differs from the plan, and why (status).
   var notes: [String: String] = [:]
+  /// Sessions whose compositor refused or lost an in-session lock: locked
+  /// without it until they unlock.
+  var inSessionRefused: Set<String> = []
   var inhibitor: Int32?
   var passcodeSet = false
   var preparingForSleep = false
@@ -167,7 +170,7 @@ final class Daemon {
       }
     } else {
       // Back from sleep: hold logind off again for the next time, and have
-      // the overlays draw themselves again (the clock has moved).
+      // the lock screens draw themselves again (the clock has moved).
       if passcodeSet { takeInhibitor() }
       for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
@@ -325,6 +328,7 @@ final class Daemon {
     records?.remove(id)
     problems[id] = nil
     notes[id] = nil
+    inSessionRefused.remove(id)
     sessions[id] = nil
     idle.stop(id)
     // Sessions its console lock covered are locked on their own again.

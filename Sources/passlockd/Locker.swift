@@ -60,7 +60,7 @@ final class Locker {
     self.ready = (readEnd, watch)
   }
 
-  /// Stops the overlay (SIGKILL: it ignores the polite signals by design).
+  /// Stops the lock screen (SIGKILL: it ignores the polite signals by design).
   func kill() {
     forget()
     _ = Glibc.kill(pid, SIGKILL)

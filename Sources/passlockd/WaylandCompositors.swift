@@ -1,25 +1,51 @@
 import Glibc
 import PasslockPOSIX
 
-/// Finds the Wayland compositor of a logind session without trusting an
-/// environment that may be stale (WAYLAND_DISPLAY in the user manager is
-/// whatever was last imported): each `wayland-*` socket in our runtime
-/// directory is connected to, the kernel names the process at the other end
-/// (SO_PEERCRED), and logind says which session that process is in
+/// Finds the Wayland compositor that draws a logind session, without
+/// trusting an environment that may be stale (WAYLAND_DISPLAY in the user
+/// manager is whatever was last imported): each `wayland-*` socket in our
+/// runtime directory is connected to, the kernel names the process at the
+/// other end (SO_PEERCRED), and logind says which session that process is in
 /// (GetSessionByPID).
+///
+/// Locking the wrong compositor would leave the screen usable while
+/// LockedHint says locked, so only the one that shows the session counts:
+/// in a `wayland` session the one holding a display device (`/dev/dri/card*`),
+/// or the only one there; in a `tty` session (a compositor started from a
+/// console login) only one holding a display device, never a headless or
+/// nested one beside the shell on screen; in any other (an X11 session
+/// running a nested compositor) none.
 enum WaylandCompositors {
-  /// The display name ("wayland-1") of the compositor running in session
-  /// `path`, or nil when none does.
-  static func display(ofSession path: String, logind: Logind) -> String? {
-    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
-    for name in (Directory.names(runtime) ?? []).sorted() where name.hasPrefix("wayland-") && !name.hasSuffix(".lock") {
-      guard let address = UnixSocketAddress(path: runtime + "/" + name), let socket = try? UnixSocket.connect(address) else {
-        continue
-      }
+  /// The display name ("wayland-1") of the compositor showing `session`,
+  /// or nil when there is none (or it cannot be told).
+  static func display(of session: Logind.SessionInfo, logind: Logind) -> String? {
+    guard session.type == "wayland" || session.type == "tty" else { return nil }
+    let candidates = inSession(session.path, logind: logind)
+    let drawing = candidates.filter { holdsDisplayDevice($0.pid) }
+    if drawing.count == 1 { return drawing[0].display }
+    if drawing.isEmpty, candidates.count == 1, session.type == "wayland" { return candidates[0].display }
+    return nil
+  }
+
+  /// The compositors listening in our runtime directory whose process is in session `path`.
+  private static func inSession(_ path: String, logind: Logind) -> [(display: String, pid: pid_t)] {
+    guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return [] }
+    var found: [(display: String, pid: pid_t)] = []
+    for name in Directory.names(runtime) ?? [] where name.hasPrefix("wayland-") && !name.hasSuffix(".lock") {
+      // Non-blocking: a stopped compositor's full backlog must not stall the daemon.
+      guard let address = UnixSocketAddress(path: runtime + "/" + name),
+        let socket = try? UnixSocket.connect(address, nonBlocking: true)
+      else { continue }
       defer { socket.close() }
       guard let peer = try? PeerCredentials.of(socket.rawValue), peer.uid == getuid() else { continue }
-      if logind.sessionPath(ofProcess: peer.pid) == path { return name }
+      if logind.sessionPath(ofProcess: peer.pid) == path { found.append((name, peer.pid)) }
     }
-    return nil
+    return found
+  }
+
+  /// Whether `pid` holds a DRM primary node open: it drives a display.
+  private static func holdsDisplayDevice(_ pid: pid_t) -> Bool {
+    let fds = "/proc/\(pid)/fd"
+    return (Directory.names(fds) ?? []).contains { Directory.linkTarget(fds + "/" + $0)?.hasPrefix("/dev/dri/card") == true }
   }
 }

@@ -30,8 +30,8 @@ if !arguments.isEmpty {
   exit(64)
 }
 
-/// The overlay binary: PASSLOCK_BIN, else `passlock` beside this executable.
-func overlayBinary() -> String {
+/// The lock screen program: PASSLOCK_BIN, else `passlock` beside this executable.
+func lockScreenBinary() -> String {
   if let path = environment("PASSLOCK_BIN"), path.hasPrefix("/") { return path }
   return Executable.sibling("passlock")
 }
@@ -54,7 +54,7 @@ func runDaemon() -> Never {
   let loop = EventLoop()
   let daemon: Daemon
   do {
-    daemon = Daemon(config: config, bus: try Bus(), passlock: overlayBinary(), loop: loop)
+    daemon = Daemon(config: config, bus: try Bus(), passlock: lockScreenBinary(), loop: loop)
     try daemon.start()
     ControlSocket.start(daemon: daemon)
   } catch {

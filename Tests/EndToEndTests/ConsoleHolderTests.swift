@@ -31,7 +31,7 @@ final class ConsoleHolderTests {
   deinit {
     if holder > 0 { kill(holder, SIGKILL) }
     _ = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
-    for pid in overlays() { kill(pid, SIGKILL) }
+    for pid in lockScreens() { kill(pid, SIGKILL) }
     try? Self.activate(Int32(original))
     session.release()
     #expect(Self.consoleLogLevel() == logLevel, "console log level restored")
@@ -86,7 +86,7 @@ final class ConsoleHolderTests {
     return n < 16 && state[2] & (1 << UInt16(n)) != 0
   }
 
-  func overlays() -> [pid_t] {
+  func lockScreens() -> [pid_t] {
     let out = h.run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
     return out.split(separator: "\n").compactMap { pid_t($0) }
   }
@@ -150,7 +150,7 @@ final class ConsoleHolderTests {
     #expect(Self.consoleLogLevel() == "1", "kernel messages muted")
     // Real-time only until the lock stands (SwitchPriority), and never a lock screen.
     #expect(Self.schedulingPolicy(holder) == 0, "the holder is back to SCHED_OTHER once locked")
-    for pid in overlays() { #expect(Self.schedulingPolicy(pid) == 0, "lock screen \(pid) is SCHED_OTHER") }
+    for pid in lockScreens() { #expect(Self.schedulingPolicy(pid) == 0, "lock screen \(pid) is SCHED_OTHER") }
     Self.tryToSwitch(to: session.number)
     type("1111", on: lockVT)
     waitFor("a wrong passcode is refused") { screen(lockVT).contains("Passcode didn't match") }
@@ -198,7 +198,7 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
     #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
     #expect(Self.consoleLogLevel() == logLevel, "kernel messages not muted")
-    #expect(overlays().isEmpty, "no lock screen left running")
+    #expect(lockScreens().isEmpty, "no lock screen left running")
     try Self.activate(Int32(original))
     #expect(VT.activeConsole() == original, "switching is not locked")
   }
@@ -246,7 +246,7 @@ final class ConsoleHolderTests {
     #expect(took >= 9.5 && took < 20, "given back after the 10 s bound: \(took) s")
     #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
     #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
-    #expect(overlays().isEmpty, "no lock screen left running")
+    #expect(lockScreens().isEmpty, "no lock screen left running")
   }
 
   /// A copy of passlock-vt whose lock screen starts `delay` seconds late
@@ -368,11 +368,11 @@ final class ConsoleHolderTests {
   /// unread keys: the holder drops them before the restart.
   @Test func keysTheKilledLockScreenLeftUnreadAreNotTheNextOnes() throws {
     let lockVT = try lock()
-    let first = try #require(overlays().first)
+    let first = try #require(lockScreens().first)
     kill(first, SIGSTOP)
     type("25", on: lockVT)
     kill(first, SIGKILL)
-    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    waitFor("a new lock screen") { lockScreens().contains { $0 != first } }
     waitFor("its frame") { screen(lockVT).contains("Enter Passcode") }
     // A digit of its own: the "25" left unread would show before it.
     type("7", on: lockVT)
@@ -413,9 +413,9 @@ final class ConsoleHolderTests {
   /// fails: that must never read as the lock screen's exit 0.
   @Test func aCallerIgnoringSIGCHLDCannotTurnAKilledLockScreenIntoAnUnlock() throws {
     let lockVT = try lock(ignoringChildren: true)
-    let first = try #require(overlays().first)
+    let first = try #require(lockScreens().first)
     kill(first, SIGKILL)
-    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    waitFor("a new lock screen") { lockScreens().contains { $0 != first } }
     #expect(kill(holder, 0) == 0, "the holder still holds the console")
     #expect(VT.activeConsole() == lockVT, "still locked")
     Self.tryToSwitch(to: session.number)
@@ -447,10 +447,10 @@ final class ConsoleHolderTests {
 
   @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {
     let lockVT = try lock()
-    let first = try #require(overlays().first)
+    let first = try #require(lockScreens().first)
     kill(first, SIGKILL)
     let killedAt = Date()
-    waitFor("a new lock screen") { overlays().contains { $0 != first } }
+    waitFor("a new lock screen") { lockScreens().contains { $0 != first } }
     // At once, not after a backoff (how fast is bench/vt's to measure).
     #expect(Date().timeIntervalSince(killedAt) < 1, "back at once")
     #expect(VT.activeConsole() == lockVT)

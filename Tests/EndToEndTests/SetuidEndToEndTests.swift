@@ -172,14 +172,14 @@ final class SetuidEndToEndTests {
             String(vt.number),
           ],
           environment: ["PATH": "/usr/bin:/bin"]))
-      var overlay: pid_t?
+      var lockScreen: pid_t?
       let deadline = Date().addingTimeInterval(10)
-      while overlay == nil && Date() < deadline {
+      while lockScreen == nil && Date() < deadline {
         let found = Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
-        overlay = found.split(separator: "\n").compactMap { pid_t($0) }.first
+        lockScreen = found.split(separator: "\n").compactMap { pid_t($0) }.first
         usleep(20_000)
       }
-      let pid = try #require(overlay, "the lock screen started")
+      let pid = try #require(lockScreen, "the lock screen started")
       usleep(300_000)
       let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
       let line = { (key: String) in status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map(String.init) ?? "" }

@@ -78,7 +78,7 @@ struct VirtualConsoleTests {
     return state[0]
   }
 
-  @Test func theOverlayDrawsWithConsoleGlyphsAndUnlocks() throws {
+  @Test func theLockScreenDrawsWithConsoleGlyphsAndUnlocks() throws {
     try ConsoleAccess.acquire()
     defer { ConsoleAccess.release() }
     let h = Harness()

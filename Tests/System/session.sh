@@ -26,7 +26,9 @@ session_start() {
   local mark
   mark=$(screen_mark)
   type_keys 'echo shell-is-\x72eady\r'
-  wait_screen "shell-is-ready" "$mark" 20
+  wait_screen "shell-is-ready" "$mark" 20 || return
+  # The user manager's bus comes a moment after the shell on a busy machine.
+  wait_for "$user's user manager bus" 20 inside test -S "/run/user/$(inside id -u "$user")/bus"
 }
 
 session_stop() {

@@ -7,7 +7,7 @@ import PasslockPOSIX
 /// them to the shared `LockController` (LockScreen, the gatekeeper's
 /// requests), and redraws only what changed. One class serves the lock screen
 /// and the set/change/remove keypad flows.
-final class PasscodeOverlay {
+final class TerminalLockScreen {
   enum Outcome {
     case finished
     /// The terminal went away (SIGHUP, end of input): nothing was unlocked.

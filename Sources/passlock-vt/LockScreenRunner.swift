@@ -6,10 +6,10 @@ import PasslockPOSIX
 /// caller's real ones before the exec; the exec of the (not setuid) lock
 /// screen then copies them into the saved ids and clears every capability.
 /// Supplementary groups are the caller's already: setuid does not change them.
-enum OverlayRunner {
+enum LockScreenRunner {
   /// The lock screen binary: `passlock` beside this executable (a root-owned
   /// install directory), never from the environment.
-  static func overlayPath() -> String { Executable.sibling("passlock") }
+  static func lockScreenPath() -> String { Executable.sibling("passlock") }
 
   /// Only what the lock screen needs; everything else is dropped.
   static let keptVariables = [
@@ -25,7 +25,7 @@ enum OverlayRunner {
     defer { close(null) }
     do {
       return try ChildProcess.launch(
-        overlayPath(), arguments: ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"],
+        lockScreenPath(), arguments: ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"],
         descriptors: [(parent: null, child: 1), (parent: null, child: 2), (parent: readyPipe, child: 3)],
         environment: environment(), resetIDs: true)
     } catch {
