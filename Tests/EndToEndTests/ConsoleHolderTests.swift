@@ -393,16 +393,21 @@ final class ConsoleHolderTests {
     mkdir(h.root + "/config", 0o755)
     mkdir(h.root + "/config/passlock", 0o755)
     FileManager.default.createFile(atPath: h.root + "/config/passlock/passlock.conf", contents: Data("[Appearance]\n".utf8))
-    // The lock screen starts 2 s late: the VT comes on screen long before
-    // (a loaded machine included), and stays blank until it runs.
-    let ready = try startHolder(try holderWithASlowLockScreen(delay: 2))
+    // The lock screen starts 5 s late: the VT comes on screen long before
+    // (a loaded machine included: 2 s was once too short while the other
+    // suites ran beside it), and stays blank until it runs.
+    let delay = 5.0
+    let started = Date()
+    let ready = try startHolder(try holderWithASlowLockScreen(delay: delay))
     var lockVT: Int32 = 0
-    waitFor("the lock VT on screen", seconds: 1.6) {
+    waitFor("the lock VT on screen", seconds: delay - 1) {
       lockVT = Int32(VT.activeConsole())
       return lockVT != session.number
     }
     usleep(300_000)
-    #expect(!screen(lockVT).contains("Enter Passcode"), "nothing painted before the lock screen runs")
+    let blank = !screen(lockVT).contains("Enter Passcode")
+    #expect(Date().timeIntervalSince(started) < delay, "the check came before the lock screen could run")
+    #expect(blank, "nothing painted before the lock screen runs")
     #expect(readyByte(ready), "the lock screen's first frame")
     #expect(screen(lockVT).contains("Enter Passcode"))
     type("2580", on: lockVT)
