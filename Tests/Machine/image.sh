@@ -20,14 +20,7 @@ MACHINE_OTHER=sam MACHINE_OTHER_PASSWORD=sam-pw-1
 machine_log() { printf '%s\n' "machine: $*" >&2; }
 
 machine_host_tools() {
-  local missing=() p
-  for p in qemu-system-x86 qemu-utils mmdebstrap e2fsprogs netpbm; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  machine_log "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/install-deps" --packages qemu-system-x86 qemu-utils mmdebstrap e2fsprogs netpbm
 }
 
 # Runs inside mmdebstrap before the packages are installed: the initrd that

@@ -26,14 +26,7 @@ bed_log() { printf '%s\n' "bed: $*" >&2; }
 
 # Host tools for the container, installed by the project itself.
 bed_host_tools() {
-  local missing=()
-  for p in systemd-container mmdebstrap; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  bed_log "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/install-deps" --packages systemd-container mmdebstrap
 }
 
 # The cached root filesystem, keyed by release and package list; built once.
