@@ -29,21 +29,26 @@ def now():
     return time.monotonic()
 
 
+def connect_unix(path, timeout, what):
+    """A stream socket connected to `path`, retried until qemu has made it."""
+    deadline = now() + timeout
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return sock
+        except OSError:
+            sock.close()
+            if now() > deadline:
+                raise MachineError(f"no {what} socket at {path}")
+            time.sleep(0.05)
+
+
 class QMP:
     """QMP over a unix socket: one call at a time, events kept as they come."""
 
     def __init__(self, path, timeout=30):
-        deadline = now() + timeout
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if now() > deadline:
-                    raise MachineError(f"no QMP socket at {path}")
-                time.sleep(0.05)
+        self.sock = connect_unix(path, timeout, "QMP")
         self.buf = b""
         self.events = []
         self._message(timeout)  # the greeting
@@ -88,17 +93,7 @@ class Serial:
     """The guest's ttyS0, a root shell once logged in (autologin)."""
 
     def __init__(self, path, timeout=30):
-        deadline = now() + timeout
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if now() > deadline:
-                    raise MachineError(f"no serial socket at {path}")
-                time.sleep(0.05)
+        self.sock = connect_unix(path, timeout, "serial")
         self.buf = b""
         self.log = None
 
@@ -304,9 +299,11 @@ class Machine:
 
     # --- the admin's serial shell -------------------------------------------
 
-    def resync(self, tries=10):
+    def resync(self, tries=20):
         """After a resume the guest's UART drops what arrives while it comes
-        back: kill the half-typed line and wait for a command to answer."""
+        back: kill the half-typed line and wait for a command to answer. A
+        guest that went back to sleep (QMP says so) is woken again, since
+        nothing here answers while it sleeps."""
         for _ in range(tries):
             self.serial.write(b"\x15\n")
             try:
@@ -314,8 +311,10 @@ class Machine:
                 self.unsynced = False
                 return
             except MachineError:
-                continue
-        raise MachineError("the serial shell does not answer after the resume")
+                if self.status() == "suspended":
+                    print("    the guest was asleep again after its wake; woken again", flush=True)
+                    self.qmp.call("system_wakeup")
+        raise MachineError(f"the serial shell does not answer after the resume (QMP status: {self.status()})")
 
     def sh(self, command, timeout=60, check=False):
         """Runs COMMAND as root in the guest; returns (status, output)."""
