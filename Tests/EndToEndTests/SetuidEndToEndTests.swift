@@ -157,6 +157,18 @@ final class SetuidEndToEndTests {
     try body(vt, original)
   }
 
+  /// The installed passlock-vt started as the test user (real ids theirs,
+  /// the setuid bit making it root) to lock `vt`.
+  func startConsoleHolderAsTheUser(vt: Int32) throws -> pid_t {
+    try #require(
+      Spawn.start(
+        [
+          "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
+          String(vt),
+        ],
+        environment: ["PATH": "/usr/bin:/bin"]))
+  }
+
   @Test(.enabled(if: access("/dev/tty0", W_OK) == 0 && LogindState.canFake, "needs kernel virtual consoles and no logind"))
   func theConsoleHolderRunsTheLockScreenAsTheUser() throws {
     #expect(passlock("set", "--stdin", input: "2580\n2580\nsecretpw\n").status == 0)
@@ -165,13 +177,7 @@ final class SetuidEndToEndTests {
       try logind.activate(session: "7", uid: uid, vt: vt.number)
       var holder: pid_t = 0
       defer { if holder > 0 { kill(holder, SIGKILL) } }
-      holder = try #require(
-        Spawn.start(
-          [
-            "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
-            String(vt.number),
-          ],
-          environment: ["PATH": "/usr/bin:/bin"]))
+      holder = try startConsoleHolderAsTheUser(vt: vt.number)
       var lockScreen: pid_t?
       let deadline = Date().addingTimeInterval(10)
       while lockScreen == nil && Date() < deadline {
@@ -264,13 +270,7 @@ final class SetuidEndToEndTests {
       try logind.add(session: "c1", uid: 0, vt: Int32(original), sessionClass: "greeter")
       var holder: pid_t = 0
       defer { if holder > 0 { kill(holder, SIGKILL) } }
-      holder = try #require(
-        Spawn.start(
-          [
-            "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
-            String(vt.number),
-          ],
-          environment: ["PATH": "/usr/bin:/bin"]))
+      holder = try startConsoleHolderAsTheUser(vt: vt.number)
       var lockVT: Int32 = 0
       let deadline = Date().addingTimeInterval(10)
       while Date() < deadline {
