@@ -11,12 +11,14 @@ the keyboard. Measured from the moment the command is sent:
   - suspended: QMP query-status says `suspended`.
 A cycle whose first lit screendump after wake shows the session missed: the
 lock was not on screen before S3. passlock runs as the package sets it up
-(passlockd, the user unit); physlock the way its users wire it for suspend, a
-system-sleep hook running `physlock -d` (passlockd stopped meanwhile). Cycles
+(passlockd, the user unit); physlock the way its users wire it for suspend:
+`physlock -d` from a unit ordered before sleep.target (the default), or from
+a system-sleep hook (`--physlock hook`; systemd kills the hook's physlock
+with systemd-suspend.service at resume), passlockd stopped meanwhile. Cycles
 alternate between the two. Under TCG everything is 10–30× slower than on
 hardware: compare the ratios, not the times.
 
-Usage: bench/machine [--cycles N] [--polkitd] [--deb PATH]
+Usage: bench/machine [--cycles N] [--polkitd] [--physlock unit|hook] [--deb PATH]
   --polkitd: install polkitd first (passlockd then holds its delay inhibitor).
 """
 import argparse
