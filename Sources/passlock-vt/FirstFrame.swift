@@ -28,6 +28,14 @@ enum FirstFrame {
     return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
   }
 
+  /// A lock VT the holder does not paint comes on screen blank: VT_OPENQRY
+  /// gives the first VT nobody has open, and one that was used and closed
+  /// but not freed still shows what was last drawn on it (a session's text,
+  /// an earlier lock's frame) until the lock screen draws.
+  static func blank(_ fd: Int32) {
+    _ = try? FileDescriptor(rawValue: fd).writeAll(Array(LockTerminal.opening(linuxConsole: true).utf8))
+  }
+
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s
   /// opening, then the frame as `TerminalLockScreen` draws it from a cached
   /// status (`Commands.lock`, `PreparedLockScreen.lockScreen`, `offerExternal`).
