@@ -489,6 +489,31 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == original, "and allows switching")
   }
 
+  /// A caller's small RLIMIT_FSIZE (SIGXFSZ ignored, so a write is cut short
+  /// instead) cannot cut the root-owned lock record: the lock stands, the
+  /// record is whole, and `--release` after a killed holder restores the
+  /// console log level it recorded. (The soft limit only: lifting a hard
+  /// one takes CAP_SYS_RESOURCE, which a setuid-root program has and the
+  /// root of a sandboxed test machine may not.)
+  @Test func aSmallFileSizeLimitCannotCutTheLockRecord() throws {
+    let limited = [
+      "/usr/bin/python3", "-c",
+      "import os, resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        + "resource.setrlimit(resource.RLIMIT_FSIZE, (20, resource.RLIM_INFINITY)); os.execv(sys.argv[1], sys.argv[1:])",
+    ]
+    let ready = try startHolder(through: limited)
+    #expect(readyByte(ready), "locked under a 20-byte file size limit")
+    let record = (try? String(contentsOfFile: "/run/passlock-vt.state", encoding: .utf8)) ?? ""
+    #expect(record.contains("loglevel=") && record.hasSuffix("end=1\n"), "the record is whole: \(record)")
+    kill(holder, SIGKILL)
+    _ = Spawn.wait(holder, seconds: 2)
+    holder = 0
+    let release = h.run(Harness.binDirectory + "/passlock-vt", ["--release"], input: Data())
+    #expect(release.status == 0, "\(release.stderr)")
+    #expect(VT.activeConsole() == session.number, "--release switches back")
+    #expect(Self.consoleLogLevel() == logLevel, "the recorded log level restored")
+  }
+
   /// Root may lock over a lock a killed holder left. The session's VT is then
   /// the original from that lock's record, not the dead holder's lock VT on
   /// screen: the right passcode brings the session back.
