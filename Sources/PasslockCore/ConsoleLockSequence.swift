@@ -5,8 +5,9 @@
 ///
 /// The order, and why:
 /// - The lock VT comes on screen with the holder's own first frame on it
-///   (`painted`), or as soon as the first lock screen runs: the session is
-///   hidden a lock screen's start-up sooner (physlock too switches first).
+///   (`painted`), or cleared as soon as the first lock screen runs: the
+///   session is hidden a lock screen's start-up sooner (physlock too
+///   switches first).
 ///   With the holder's frame there, the lock screen starts once switching is
 ///   locked, not beside a display server giving up its VT.
 /// - The lock stands only once the first lock screen's frame is up and the

@@ -19,21 +19,22 @@ import PasslockPOSIX
 /// nothing echoes).
 enum FirstFrame {
   /// Paints on the lock VT `fd` for `caller`; false when it leaves the
-  /// frame to the lock screen.
+  /// frame to the lock screen. Either way the VT is cleared first (the
+  /// frame's opening): VT_OPENQRY gives the first VT nobody has open, and
+  /// one that was used and closed but not freed still shows what was last
+  /// drawn on it (a session's text, an earlier lock's frame).
   static func paint(on fd: Int32, for caller: uid_t) -> Bool {
-    guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return false }
-    var size = winsize()
-    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return false }
-    let bytes = frame(status, width: Int(size.ws_col), height: Int(size.ws_row))
-    return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
+    let drawn = frame(on: fd, for: caller)
+    let bytes = drawn ?? Array(LockTerminal.opening(linuxConsole: true).utf8)
+    return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil && drawn != nil
   }
 
-  /// A lock VT the holder does not paint comes on screen blank: VT_OPENQRY
-  /// gives the first VT nobody has open, and one that was used and closed
-  /// but not freed still shows what was last drawn on it (a session's text,
-  /// an earlier lock's frame) until the lock screen draws.
-  static func blank(_ fd: Int32) {
-    _ = try? FileDescriptor(rawValue: fd).writeAll(Array(LockTerminal.opening(linuxConsole: true).utf8))
+  /// The first frame for the VT `fd`'s size, when the holder can know it.
+  private static func frame(on fd: Int32, for caller: uid_t) -> [UInt8]? {
+    guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return nil }
+    var size = winsize()
+    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
+    return frame(status, width: Int(size.ws_col), height: Int(size.ws_row))
   }
 
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s

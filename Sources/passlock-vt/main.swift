@@ -131,11 +131,10 @@ func holdConsole() -> Never {
   // neither echoes nor waits for Enter, and the first lock screen keeps it
   // (it was typed at the lock). Then the first frame, painted before the
   // lock screen starts (so the two never write at once), when the holder
-  // can know it (FirstFrame); otherwise a blank VT. The order from here is
-  // ConsoleLockSequence's.
+  // can know it (FirstFrame); otherwise a cleared VT. The order from here
+  // is ConsoleLockSequence's.
   _ = LockTerminal.makeRaw(prepared.fd)
   let painted = FirstFrame.paint(on: prepared.fd, for: caller)
-  if !painted { FirstFrame.blank(prepared.fd) }
   ConsoleLockRun(
     console: console, prepared: prepared, caller: caller, checkedSession: checkedSession, sessionVT: sessionVT,
     readyFD: readyFD

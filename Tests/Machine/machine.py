@@ -93,9 +93,9 @@ class QMP:
 class Serial:
     """A serial line of the guest (ttyS0, ttyS1), a root shell once logged in (autologin)."""
 
-    def __init__(self, path, timeout=30):
-        self.path = path
-        self.sock = connect_unix(path, timeout, "serial")
+    def __init__(self, path, name, timeout=30):
+        self.name = name
+        self.sock = connect_unix(path, timeout, f"{name} serial")
         self.buf = b""
         self.log = None
 
@@ -243,9 +243,9 @@ class Machine:
         log.close()
         self.disk = disk
         self.qmp = QMP(qmp_path)
-        self.serial = Serial(serial_path)
+        self.serial = Serial(serial_path, "ttyS0")
         self.serial.log = open(f"{self.work}/{self.name}.serial.log", "ab")
-        self.spare = Serial(spare_path)
+        self.spare = Serial(spare_path, "ttyS1")
         self.spare.log = open(f"{self.work}/{self.name}.serial1.log", "ab")
 
     def overlay(self, backing, path, backing_format="qcow2"):
@@ -326,8 +326,8 @@ class Machine:
         to sleep (QMP says so) is woken again."""
         for attempt in range(2 * tries):
             if attempt == tries:
-                print("    ttyS%d silent after the resume; going on with the root shell on the other line"
-                      % (0 if self.serial.path.endswith(".serial") else 1), flush=True)
+                print(f"    {self.serial.name} silent after the resume; going on with the root shell on "
+                      f"{self.spare.name}", flush=True)
                 self.serial, self.spare = self.spare, self.serial
             self.serial.write(b"\x15\n")
             try:
