@@ -1,19 +1,18 @@
 import CCairo
-import CPango
 import Glibc
 import PasslockCore
 
-/// cairo and pango (with glib, harfbuzz, fontconfig and freetype: some 30
-/// shared libraries), loaded when the first frame is to be drawn instead of
-/// before `main`. Loading them is most of a start-up (~4 ms here, as for
-/// swaylock, which links the same kind), and on a compositor that sends
-/// `locked` at once (sway) the lock request, and so `locked` and the ready
-/// byte, come that much sooner; the first frame comes when it did. The
-/// functions are the ones CCairo and CPango declare, called through the
-/// addresses `dlsym` gives for their names.
+/// cairo (with fontconfig, freetype, pixman and their few dependencies),
+/// loaded when the first frame is to be drawn instead of before `main`.
+/// Loading it is most of a start-up, and on a compositor that sends `locked`
+/// at once (sway) the lock request, and so `locked` and the ready byte, come
+/// that much sooner; the first frame comes when it did. The functions are
+/// the ones CCairo declares, called through the addresses `dlsym` gives for
+/// their names (fontconfig's are found through cairo's handle, which
+/// depends on it).
 struct DrawingLibrary {
-  /// The soname `dlopen` asks for; pango, cairo and glib come with it.
-  static let soname = "libpangocairo-1.0.so.0"
+  /// The soname `dlopen` asks for; fontconfig and freetype come with it.
+  static let soname = "libcairo.so.2"
 
   let imageSurfaceCreateForData: @convention(c) (UnsafeMutablePointer<UInt8>?, cairo_format_t, Int32, Int32, Int32) -> OpaquePointer?
   let surfaceFlush: @convention(c) (OpaquePointer?) -> Void
@@ -32,29 +31,32 @@ struct DrawingLibrary {
   let stroke: @convention(c) (OpaquePointer?) -> Void
   let setLineWidth: @convention(c) (OpaquePointer?, Double) -> Void
 
-  let createLayout: @convention(c) (OpaquePointer?) -> OpaquePointer?
-  let showLayout: @convention(c) (OpaquePointer?, OpaquePointer?) -> Void
-  let objectUnref: @convention(c) (gpointer?) -> Void
-  let fontDescriptionNew: @convention(c) () -> OpaquePointer?
-  let fontDescriptionFree: @convention(c) (OpaquePointer?) -> Void
-  let fontDescriptionSetFamily: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
-  let fontDescriptionSetAbsoluteSize: @convention(c) (OpaquePointer?, Double) -> Void
-  let fontDescriptionSetWeight: @convention(c) (OpaquePointer?, PangoWeight) -> Void
-  let layoutSetFontDescription: @convention(c) (OpaquePointer?, OpaquePointer?) -> Void
-  let layoutSetSingleParagraphMode: @convention(c) (OpaquePointer?, gboolean) -> Void
-  let layoutSetWidth: @convention(c) (OpaquePointer?, Int32) -> Void
-  let layoutSetEllipsize: @convention(c) (OpaquePointer?, PangoEllipsizeMode) -> Void
-  let layoutSetAlignment: @convention(c) (OpaquePointer?, PangoAlignment) -> Void
-  let layoutSetText: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Void
-  let layoutGetUnknownGlyphsCount: @convention(c) (OpaquePointer?) -> Int32
-  let layoutGetPixelSize: @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Void
+  // Text: cairo's own calls on faces fontconfig chose (FontFallback).
+  let setFontFace: @convention(c) (OpaquePointer?, OpaquePointer?) -> Void
+  let setFontSize: @convention(c) (OpaquePointer?, Double) -> Void
+  let textExtents: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<cairo_text_extents_t>?) -> Void
+  let fontExtents: @convention(c) (OpaquePointer?, UnsafeMutablePointer<cairo_font_extents_t>?) -> Void
+  let showText: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
+  let fontFaceForPattern: @convention(c) (OpaquePointer?) -> OpaquePointer?
+  let patternCreate: @convention(c) () -> OpaquePointer?
+  let patternDestroy: @convention(c) (OpaquePointer?) -> Void
+  let patternAddString: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<FcChar8>?) -> FcBool
+  let patternAddInteger: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> FcBool
+  let patternGetCharSet: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> FcResult
+  let configSubstitute: @convention(c) (OpaquePointer?, OpaquePointer?, FcMatchKind) -> FcBool
+  let defaultSubstitute: @convention(c) (OpaquePointer?) -> Void
+  let fontSort:
+    @convention(c) (OpaquePointer?, OpaquePointer?, FcBool, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<FcResult>?) ->
+      UnsafeMutablePointer<FcFontSet>?
+  let fontRenderPrepare: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> OpaquePointer?
+  let charSetHasChar: @convention(c) (OpaquePointer?, FcChar32) -> FcBool
 
   /// Loads the libraries (once: the handle stays for the process's life).
   /// Fails with the loader's reason when they are missing or incomplete.
   static func load() throws(CommandFailure) -> DrawingLibrary {
     guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
       let reason = dlerror().map { String(cString: $0) } ?? soname
-      throw .noSessionLock("cannot load cairo and pango to draw the lock screen (\(reason)); reinstall passlock-wayland")
+      throw .noSessionLock("cannot load cairo to draw the lock screen (\(reason)); reinstall passlock-wayland")
     }
     func symbol<F>(_ name: String) throws(CommandFailure) -> F {
       guard let address = dlsym(handle, name) else {
@@ -70,17 +72,13 @@ struct DrawingLibrary {
       paint: try symbol("cairo_paint"), newPath: try symbol("cairo_new_path"), closePath: try symbol("cairo_close_path"),
       arc: try symbol("cairo_arc"), moveTo: try symbol("cairo_move_to"), fill: try symbol("cairo_fill"),
       stroke: try symbol("cairo_stroke"), setLineWidth: try symbol("cairo_set_line_width"),
-      createLayout: try symbol("pango_cairo_create_layout"), showLayout: try symbol("pango_cairo_show_layout"),
-      objectUnref: try symbol("g_object_unref"), fontDescriptionNew: try symbol("pango_font_description_new"),
-      fontDescriptionFree: try symbol("pango_font_description_free"),
-      fontDescriptionSetFamily: try symbol("pango_font_description_set_family"),
-      fontDescriptionSetAbsoluteSize: try symbol("pango_font_description_set_absolute_size"),
-      fontDescriptionSetWeight: try symbol("pango_font_description_set_weight"),
-      layoutSetFontDescription: try symbol("pango_layout_set_font_description"),
-      layoutSetSingleParagraphMode: try symbol("pango_layout_set_single_paragraph_mode"),
-      layoutSetWidth: try symbol("pango_layout_set_width"), layoutSetEllipsize: try symbol("pango_layout_set_ellipsize"),
-      layoutSetAlignment: try symbol("pango_layout_set_alignment"), layoutSetText: try symbol("pango_layout_set_text"),
-      layoutGetUnknownGlyphsCount: try symbol("pango_layout_get_unknown_glyphs_count"),
-      layoutGetPixelSize: try symbol("pango_layout_get_pixel_size"))
+      setFontFace: try symbol("cairo_set_font_face"), setFontSize: try symbol("cairo_set_font_size"),
+      textExtents: try symbol("cairo_text_extents"), fontExtents: try symbol("cairo_font_extents"),
+      showText: try symbol("cairo_show_text"), fontFaceForPattern: try symbol("cairo_ft_font_face_create_for_pattern"),
+      patternCreate: try symbol("FcPatternCreate"), patternDestroy: try symbol("FcPatternDestroy"),
+      patternAddString: try symbol("FcPatternAddString"), patternAddInteger: try symbol("FcPatternAddInteger"),
+      patternGetCharSet: try symbol("FcPatternGetCharSet"), configSubstitute: try symbol("FcConfigSubstitute"),
+      defaultSubstitute: try symbol("FcDefaultSubstitute"), fontSort: try symbol("FcFontSort"),
+      fontRenderPrepare: try symbol("FcFontRenderPrepare"), charSetHasChar: try symbol("FcCharSetHasChar"))
   }
 }

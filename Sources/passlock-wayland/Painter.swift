@@ -1,17 +1,18 @@
 import CCairo
-import CPango
 import Glibc
 import PasslockCore
 import PasslockPOSIX
 
-/// Draws the passcode screen on a lock surface with cairo, its text with
-/// pango (real fonts through fontconfig, so Japanese renders): the same
+/// Draws the passcode screen on a lock surface with cairo, its text in real
+/// fonts that fontconfig chooses (`FontFallback`, so Japanese renders): the same
 /// `LockScreen` state, words (`LockRenderer`'s), theme, dots, last digit
 /// shown then masked, shake, keypad and status line as the terminal's, laid
 /// out by `SurfaceLayout`.
 struct Painter {
   let renderer: LockRenderer
   let lib: DrawingLibrary
+  private let regular: FontFallback
+  private let bold: FontFallback
   /// Said once on stderr when a font lacks characters of the text. (One
   /// thread draws, so the flag needs no lock.)
   private static nonisolated(unsafe) var warnedAboutGlyphs = false
@@ -19,6 +20,8 @@ struct Painter {
   init(renderer: LockRenderer, lib: DrawingLibrary) {
     self.renderer = renderer
     self.lib = lib
+    regular = FontFallback(lib: lib, language: renderer.texts.language, bold: false)
+    bold = FontFallback(lib: lib, language: renderer.texts.language, bold: true)
   }
 
   var theme: Theme { renderer.theme }
@@ -127,33 +130,61 @@ struct Painter {
     if capsLock { text(cairo, renderer.texts.capsLock, in: layout.capsLock, color: SurfacePalette.color(theme.errorColor)) }
   }
 
-  // MARK: Pango
+  // MARK: Text
 
-  /// One line of `string`, centred in `line.rect`, ellipsized when too wide.
+  /// One line of `string`, centred in `line.rect`, ellipsized when too wide:
+  /// each character in the first font that has it, runs of one font drawn
+  /// with one call.
   private func text(_ cairo: OpaquePointer, _ string: String, in line: SurfaceLayout.Line, color: SurfacePalette.RGB, bold: Bool = false) {
-    guard !string.isEmpty, let layout = lib.createLayout(cairo) else { return }
-    defer { lib.objectUnref(UnsafeMutableRawPointer(layout)) }
-    let font = lib.fontDescriptionNew()
-    defer { lib.fontDescriptionFree(font) }
-    lib.fontDescriptionSetFamily(font, "sans-serif")
-    lib.fontDescriptionSetAbsoluteSize(font, line.fontSize * Double(PANGO_SCALE))
-    lib.fontDescriptionSetWeight(font, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL)
-    lib.layoutSetFontDescription(layout, font)
-    lib.layoutSetSingleParagraphMode(layout, 1)
-    lib.layoutSetWidth(layout, Int32(line.rect.width * Double(PANGO_SCALE)))
-    lib.layoutSetEllipsize(layout, PANGO_ELLIPSIZE_END)
-    lib.layoutSetAlignment(layout, PANGO_ALIGN_CENTER)
-    lib.layoutSetText(layout, string, -1)
-    if lib.layoutGetUnknownGlyphsCount(layout) > 0 && !Self.warnedAboutGlyphs {
+    guard !string.isEmpty else { return }
+    let fonts = bold ? self.bold : regular
+    lib.setFontSize(cairo, line.fontSize)
+    var glyphs = string.map { measure(cairo, $0, fonts: fonts) }
+    if glyphs.contains(where: { $0.font == nil }) && !Self.warnedAboutGlyphs {
       Self.warnedAboutGlyphs = true
       printError("passlock-wayland: no installed font has every character of \"\(string)\"; install one that does\n")
     }
-    var width: Int32 = 0
-    var height: Int32 = 0
-    lib.layoutGetPixelSize(layout, &width, &height)
+    var width = glyphs.reduce(0) { $0 + $1.advance }
+    if width > line.rect.width {
+      let ellipsis = measure(cairo, "…", fonts: fonts)
+      while let last = glyphs.last, width + ellipsis.advance > line.rect.width {
+        glyphs.removeLast()
+        width -= last.advance
+      }
+      glyphs.append(ellipsis)
+      width += ellipsis.advance
+    }
+    // Centred on the first font's line (ascent over descent), as pango centres a line.
+    guard let primary = fonts.face(0) else { return }
+    lib.setFontFace(cairo, primary)
+    var extents = cairo_font_extents_t()
+    lib.fontExtents(cairo, &extents)
+    let baseline = line.rect.midY + (extents.ascent - extents.descent) / 2
     setColor(cairo, color)
-    lib.moveTo(cairo, line.rect.x, line.rect.midY - Double(height) / 2)
-    lib.showLayout(cairo, layout)
+    var x = line.rect.x + (line.rect.width - width) / 2
+    var start = glyphs.startIndex
+    while start < glyphs.endIndex {
+      let font = glyphs[start].font ?? 0
+      let end = glyphs[start...].firstIndex { ($0.font ?? 0) != font } ?? glyphs.endIndex
+      lib.setFontFace(cairo, fonts.face(font))
+      lib.moveTo(cairo, x, baseline)
+      lib.showText(cairo, glyphs[start..<end].map(\.text).joined())
+      x += glyphs[start..<end].reduce(0) { $0 + $1.advance }
+      start = end
+    }
+  }
+
+  /// A character, the font it is drawn in (nil: none has it, drawn as the
+  /// first font's missing-glyph box) and how far it moves the pen.
+  private func measure(_ cairo: OpaquePointer, _ character: Character, fonts: FontFallback) -> (
+    text: String, font: Int?, advance: Double
+  ) {
+    let font = fonts.font(for: character)
+    let text = String(character)
+    lib.setFontFace(cairo, fonts.face(font ?? 0))
+    var extents = cairo_text_extents_t()
+    lib.textExtents(cairo, text, &extents)
+    return (text, font, extents.x_advance)
   }
 
   private func setColor(_ cairo: OpaquePointer, _ color: SurfacePalette.RGB) {

@@ -33,7 +33,7 @@ final class WaylandLock {
 
   private var controller: LockController?
   private let renderer: LockRenderer
-  /// Made with cairo and pango, once the first frame is to be drawn.
+  /// Made with cairo, once the first frame is to be drawn.
   private var painter: Painter?
   private var readyFD: FileDescriptor?
   /// Keys and clicks that came before the gatekeeper's status replaced the
@@ -274,7 +274,7 @@ final class WaylandLock {
     controller.context.clock = wallClockText()
     let signature = frameSignature(controller, now: now)
     guard outputs.contains(where: { $0.needsFrame(signature) }) else { return }
-    // The first frame: cairo and pango are loaded now (DrawingLibrary).
+    // The first frame: cairo is loaded now (DrawingLibrary).
     let painter: Painter
     if let loaded = self.painter {
       painter = loaded

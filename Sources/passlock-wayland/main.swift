@@ -7,7 +7,7 @@ import PasslockPOSIX
 // passlock-wayland: the lock screen of a Wayland session, through the
 // compositor's ext-session-lock-v1 (`passlock lock --wayland` runs it). The
 // same passcode screen, texts and gatekeeper as the terminal lock screen; a
-// program of its own because it links libwayland, xkbcommon, cairo and pango.
+// program of its own because it links libwayland, xkbcommon and cairo.
 //   passlock-wayland [--ready-fd <fd>] [--record <path>]
 // Exit: 0 unlocked; 3 another lock screen holds the lock; 69 no lock in
 // this session (no compositor, or no ext-session-lock-v1); 129 the

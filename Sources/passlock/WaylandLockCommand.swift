@@ -4,7 +4,7 @@ import PasslockPOSIX
 
 /// `passlock lock --wayland`: the Wayland session's lock screen is
 /// passlock-wayland, installed beside this program (its own package, since it
-/// links cairo and pango). This process becomes it (exec): the descriptors,
+/// links cairo). This process becomes it (exec): the descriptors,
 /// the environment (WAYLAND_DISPLAY, XDG_RUNTIME_DIR) and the exit status
 /// are its.
 extension Commands {

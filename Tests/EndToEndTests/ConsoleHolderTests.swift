@@ -213,7 +213,7 @@ final class ConsoleHolderTests {
     // A cached status: the lock screen draws without asking the gatekeeper.
     cacheAStatusWithAPasscode()
     let silent = h.root + "/silent-gatekeeper"
-    FileManager.default.createFile(atPath: silent, contents: Data("#!/bin/sh\nexec sleep 30\n".utf8))
+    _ = FileManager.default.createFile(atPath: silent, contents: Data("#!/bin/sh\nexec sleep 30\n".utf8))
     chmod(silent, 0o755)
     h.environment["PASSLOCK_AUTH"] = silent
     let started = Date()
