@@ -18,7 +18,7 @@ final class OutputSurface {
   private var width: UInt32 = 0
   private var height: UInt32 = 0
   /// The frame on screen (`WaylandLock.frameSignature`); nil: draw again.
-  private var drawn: String?
+  private var drawn: WaylandLock.FrameState?
   /// Where the keys are on it, as last drawn (for clicks and taps).
   private(set) var layout: SurfaceLayout?
 
@@ -81,16 +81,16 @@ final class OutputSurface {
   }
 
   /// The compositor has said the size, and the frame on screen is not the
-  /// one `signature` stands for.
-  func needsFrame(_ signature: String) -> Bool { surface != nil && width > 0 && height > 0 && drawn != signature }
+  /// one showing `state`.
+  func needsFrame(_ state: WaylandLock.FrameState) -> Bool { surface != nil && width > 0 && height > 0 && drawn != state }
 
-  /// Draws the frame `signature` stands for, unless it is already on screen
+  /// Draws the frame showing `state`, unless it is already on screen
   /// or the compositor has not said the size yet.
   func draw(
-    signature: String, shm: OpaquePointer, lib: DrawingLibrary, paint: (OpaquePointer, SurfaceLayout) -> Void,
+    state: WaylandLock.FrameState, shm: OpaquePointer, lib: DrawingLibrary, paint: (OpaquePointer, SurfaceLayout) -> Void,
     layoutFor: (Double, Double) -> SurfaceLayout
   ) {
-    guard let surface, needsFrame(signature) else { return }
+    guard let surface, needsFrame(state) else { return }
     guard let buffer = ShmBuffer(shm: shm, width: Int32(width) * scale, height: Int32(height) * scale, lib: lib) else { return }
     let layout = layoutFor(Double(width), Double(height))
     lib.scale(buffer.cairo, Double(scale), Double(scale))
@@ -102,6 +102,6 @@ final class OutputSurface {
     wl_surface_commit(surface)
     buffer.release()
     self.layout = layout
-    drawn = signature
+    drawn = state
   }
 }

@@ -253,27 +253,49 @@ final class WaylandLock {
 
   private var capsLock: Bool { seats.contains { $0.keymap.capsLock } }
 
-  /// Everything a frame shows: a surface whose last frame had another
-  /// signature is drawn again.
-  private func frameSignature(_ controller: LockController, now: Int64) -> String {
+  /// Everything a frame shows: a surface whose last frame showed another
+  /// state is drawn again.
+  struct FrameState: Equatable {
+    var flow: LockScreen.Flow
+    var step: LockScreen.Step
+    var length: Int?
+    var entered: Int
+    var passwordMode: Bool
+    var busy: Bool
+    var notice: LockScreen.Notice?
+    var failedAttempts: Int
+    var lockedOut: Bool
+    var secondsUntilRetry: Int64
+    var visibleDigit: UInt8?
+    var shakeOffset: Int?
+    var passwordPrompt: String?
+    var clock: String
+    var userAtHost: String
+    var externalKey: String?
+    var pamMessage: String?
+    var capsLock: Bool
+  }
+
+  // Compared as values, not as text made of them: describing the enums in a
+  // string ran the runtime's reflection for every frame considered.
+  private func frameState(_ controller: LockController, now: Int64) -> FrameState {
     let screen = controller.screen
     let context = controller.context
-    let state: [String] = [
-      "\(screen.flow)", "\(screen.step)", "\(screen.length ?? 0)", "\(screen.entered)", "\(screen.passwordMode)",
-      "\(screen.busy)", "\(String(describing: screen.notice))", "\(screen.failedAttempts)", "\(screen.lockedOut)",
-      "\(screen.secondsUntilRetry(now: now))", "\(screen.visibleDigit(now: now).map(String.init) ?? "")",
-      "\(screen.isShaking(now: now))", "\(screen.shakeOffset(now: now))", screen.passwordPrompt ?? "",
-      context.clock, context.userAtHost, context.externalKey ?? "", context.pamMessage ?? "", "\(capsLock)",
-    ]
-    return state.joined(separator: "\u{1f}")
+    return FrameState(
+      flow: screen.flow, step: screen.step, length: screen.length, entered: screen.entered,
+      passwordMode: screen.passwordMode, busy: screen.busy, notice: screen.notice, failedAttempts: screen.failedAttempts,
+      lockedOut: screen.lockedOut, secondsUntilRetry: screen.secondsUntilRetry(now: now),
+      visibleDigit: screen.visibleDigit(now: now), shakeOffset: screen.isShaking(now: now) ? screen.shakeOffset(now: now) : nil,
+      passwordPrompt: screen.passwordPrompt, clock: context.clock, userAtHost: context.userAtHost,
+      externalKey: context.externalKey, pamMessage: context.pamMessage, capsLock: capsLock)
   }
 
   private func drawAll() throws(CommandFailure) {
     guard let controller, let shm else { return }
     let now = LockController.now()
     controller.context.clock = wallClockText()
-    let signature = frameSignature(controller, now: now)
-    guard outputs.contains(where: { $0.needsFrame(signature) }) else { return }
+    let state = frameState(controller, now: now)
+    guard outputs.contains(where: { $0.needsFrame(state) }) else { return }
     // The first frame: cairo is loaded now (DrawingLibrary).
     let painter: Painter
     if let loaded = self.painter {
@@ -287,7 +309,7 @@ final class WaylandLock {
     let capsLock = self.capsLock
     for output in outputs {
       output.draw(
-        signature: signature, shm: shm, lib: painter.lib,
+        state: state, shm: shm, lib: painter.lib,
         paint: { cairo, layout in
           painter.paint(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock, now: now)
         },
