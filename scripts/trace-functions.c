@@ -1,6 +1,6 @@
 // trace-functions FUNCTIONS OUT PROGRAM [ARG…]: runs PROGRAM with a
 // breakpoint on the first byte of each function FUNCTIONS lists (hex
-// addresses, as `nm` gives them, one per line) and, when it exits or this tracer gets SIGTERM, writes those that
+// addresses of the ELF symbols of type FUNC, one per line) and, when it exits or this tracer gets SIGTERM, writes those that
 // ran to OUT (hex, in the order they first ran). Each breakpoint is taken
 // out when hit, so the program and its libraries run at full speed, unlike
 // trace-code's single steps (minutes instead of an hour where cairo draws).
@@ -21,6 +21,7 @@
 static struct {
   uint64_t address;  // 0: empty
   uint8_t original;
+  uint8_t hit;  // taken out: a later trap there is not ours
 } slots[SLOTS];
 static uint64_t *ran;
 static size_t ran_count;
@@ -53,6 +54,8 @@ int main(int argc, char **argv) {
   }
   int status;
   waitpid(pid, &status, 0);  // stopped at its exec: loaded, not started
+  // Should this tracer die, the program dies too, not at its next breakpoint.
+  ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_EXITKILL);
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
   FILE *maps = fopen(path, "r");
@@ -103,9 +106,10 @@ int main(int argc, char **argv) {
     struct user_regs_struct registers;
     if (ptrace(PTRACE_GETREGS, pid, 0, &registers) != 0) break;
     size_t slot = slot_of(registers.rip - 1);
-    if (slots[slot].address != registers.rip - 1) continue;  // not ours: handed on
+    if (slots[slot].address != registers.rip - 1 || slots[slot].hit) continue;  // not ours: handed on
     // Ours: the byte back, the instruction again, and no signal.
     pwrite(memory, &slots[slot].original, 1, (off_t)slots[slot].address);
+    slots[slot].hit = 1;
     registers.rip -= 1;
     ptrace(PTRACE_SETREGS, pid, 0, &registers);
     ran[ran_count++] = slots[slot].address - base;

@@ -50,6 +50,12 @@ struct DrawingLibrary {
       UnsafeMutablePointer<FcFontSet>?
   let fontRenderPrepare: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> OpaquePointer?
   let charSetHasChar: @convention(c) (OpaquePointer?, FcChar32) -> FcBool
+  let fontFaceStatus: @convention(c) (OpaquePointer?) -> cairo_status_t
+  let defaultLangs: @convention(c) () -> OpaquePointer?
+  let strListCreate: @convention(c) (OpaquePointer?) -> OpaquePointer?
+  let strListNext: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<FcChar8>?
+  let strListDone: @convention(c) (OpaquePointer?) -> Void
+  let strSetDestroy: @convention(c) (OpaquePointer?) -> Void
 
   /// Loads the libraries (once: the handle stays for the process's life).
   /// Fails with the loader's reason when they are missing or incomplete.
@@ -79,6 +85,9 @@ struct DrawingLibrary {
       patternAddString: try symbol("FcPatternAddString"), patternAddInteger: try symbol("FcPatternAddInteger"),
       patternGetCharSet: try symbol("FcPatternGetCharSet"), configSubstitute: try symbol("FcConfigSubstitute"),
       defaultSubstitute: try symbol("FcDefaultSubstitute"), fontSort: try symbol("FcFontSort"),
-      fontRenderPrepare: try symbol("FcFontRenderPrepare"), charSetHasChar: try symbol("FcCharSetHasChar"))
+      fontRenderPrepare: try symbol("FcFontRenderPrepare"), charSetHasChar: try symbol("FcCharSetHasChar"),
+      fontFaceStatus: try symbol("cairo_font_face_status"), defaultLangs: try symbol("FcGetDefaultLangs"),
+      strListCreate: try symbol("FcStrListCreate"), strListNext: try symbol("FcStrListNext"),
+      strListDone: try symbol("FcStrListDone"), strSetDestroy: try symbol("FcStrSetDestroy"))
   }
 }

@@ -17,7 +17,7 @@ final class OutputSurface {
   private var lockSurface: OpaquePointer?
   private var width: UInt32 = 0
   private var height: UInt32 = 0
-  /// The frame on screen (`WaylandLock.frameSignature`); nil: draw again.
+  /// The state of the frame on screen (`WaylandLock.FrameState`); nil: draw again.
   private var drawn: WaylandLock.FrameState?
   /// Where the keys are on it, as last drawn (for clicks and taps).
   private(set) var layout: SurfaceLayout?

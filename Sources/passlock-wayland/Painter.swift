@@ -136,10 +136,10 @@ struct Painter {
   /// each character in the first font that has it, runs of one font drawn
   /// with one call.
   private func text(_ cairo: OpaquePointer, _ string: String, in line: SurfaceLayout.Line, color: SurfacePalette.RGB, bold: Bool = false) {
-    guard !string.isEmpty else { return }
     let fonts = bold ? self.bold : regular
     lib.setFontSize(cairo, line.fontSize)
-    var glyphs = string.map { measure(cairo, $0, fonts: fonts) }
+    var glyphs = string.map(FontFallback.drawn).filter { !$0.isEmpty }.map { measure(cairo, $0, fonts: fonts) }
+    guard !glyphs.isEmpty else { return }
     if glyphs.contains(where: { $0.font == nil }) && !Self.warnedAboutGlyphs {
       Self.warnedAboutGlyphs = true
       printError("passlock-wayland: no installed font has every character of \"\(string)\"; install one that does\n")
@@ -154,12 +154,18 @@ struct Painter {
       glyphs.append(ellipsis)
       width += ellipsis.advance
     }
-    // Centred on the first font's line (ascent over descent), as pango centres a line.
-    guard let primary = fonts.face(0) else { return }
-    lib.setFontFace(cairo, primary)
-    var extents = cairo_font_extents_t()
-    lib.fontExtents(cairo, &extents)
-    let baseline = line.rect.midY + (extents.ascent - extents.descent) / 2
+    // Centred on the line the fonts used make (the largest ascent over the
+    // largest descent), as pango centres a line.
+    var ascent = 0.0
+    var descent = 0.0
+    for font in Set(glyphs.map { $0.font ?? 0 }) {
+      lib.setFontFace(cairo, fonts.face(font))
+      var extents = cairo_font_extents_t()
+      lib.fontExtents(cairo, &extents)
+      ascent = max(ascent, extents.ascent)
+      descent = max(descent, extents.descent)
+    }
+    let baseline = line.rect.midY + (ascent - descent) / 2
     setColor(cairo, color)
     var x = line.rect.x + (line.rect.width - width) / 2
     var start = glyphs.startIndex
@@ -174,13 +180,13 @@ struct Painter {
     }
   }
 
-  /// A character, the font it is drawn in (nil: none has it, drawn as the
-  /// first font's missing-glyph box) and how far it moves the pen.
-  private func measure(_ cairo: OpaquePointer, _ character: Character, fonts: FontFallback) -> (
+  /// A character as `FontFallback.drawn` gives it, the font it is drawn in
+  /// (nil: none has it, drawn as the first font's missing-glyph box) and how
+  /// far it moves the pen.
+  private func measure(_ cairo: OpaquePointer, _ text: String, fonts: FontFallback) -> (
     text: String, font: Int?, advance: Double
   ) {
-    let font = fonts.font(for: character)
-    let text = String(character)
+    let font = fonts.font(for: text)
     lib.setFontFace(cairo, fonts.face(font ?? 0))
     var extents = cairo_text_extents_t()
     lib.textExtents(cairo, text, &extents)

@@ -29,7 +29,7 @@ import Testing
   /// It links libwayland-client and xkbcommon, and loads cairo (with
   /// fontconfig and freetype) itself when it first draws (no start-up cost:
   /// the lock request goes out before it); it draws its text with cairo's
-  /// own calls, so it never names pango (with harfbuzz and glib, 5 MiB
+  /// own calls, so it never names pango (with harfbuzz and glib, 6 MiB
   /// while locked). It carries its Swift runtime, like the setuid programs.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))
   func onlyPasslockWaylandUsesTheWaylandLibraries() throws {
