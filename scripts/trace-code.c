@@ -11,14 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "trace-start.h"
+
 #define SLOTS (1u << 22)  // a set of block addresses; a start-up runs ~12,000
 static uint64_t blocks[SLOTS];
-static volatile sig_atomic_t stopping;
-
-static void on_term(int signal) {
-  (void)signal;
-  stopping = 1;
-}
 
 static void add(uint64_t address) {
   address &= ~(uint64_t)15;
@@ -32,18 +28,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: trace-code OUT PROGRAM [ARG…]\n");
     return 64;
   }
-  // No SA_RESTART: SIGTERM must end a waitpid on a program blocked in poll.
-  struct sigaction action = {0};
-  action.sa_handler = on_term;
-  sigaction(SIGTERM, &action, 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    ptrace(PTRACE_TRACEME, 0, 0, 0);
-    execv(argv[2], argv + 2);
-    _exit(127);
-  }
+  pid_t pid = start_traced(argv + 2);
   int status;
-  waitpid(pid, &status, 0);
   unsigned long steps = 0;
   int pending = 0;  // a signal the program got, handed on with the next step
   int ended = 0;    // exited and reaped: its pid may be someone else's now

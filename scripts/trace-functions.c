@@ -1,7 +1,8 @@
 // trace-functions FUNCTIONS OUT PROGRAM [ARG…]: runs PROGRAM with a
 // breakpoint on the first byte of each function FUNCTIONS lists (hex
-// addresses of the ELF symbols of type FUNC, one per line) and, when it exits or this tracer gets SIGTERM, writes those that
-// ran to OUT (hex, in the order they first ran). Each breakpoint is taken
+// addresses of the ELF symbols of type FUNC, one per line) and, when it
+// exits or this tracer gets SIGTERM, writes those that ran to OUT (hex, in
+// the order they first ran). Each breakpoint is taken
 // out when hit, so the program and its libraries run at full speed, unlike
 // trace-code's single steps (minutes instead of an hour where cairo draws).
 // One thread only; children are not followed. For
@@ -17,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "trace-start.h"
+
 #define SLOTS (1u << 20)  // an open-addressing set of breakpoints; ~60,000 functions
 static struct {
   uint64_t address;  // 0: empty
@@ -25,12 +28,6 @@ static struct {
 } slots[SLOTS];
 static uint64_t *ran;
 static size_t ran_count;
-static volatile sig_atomic_t stopping;
-
-static void on_term(int signal) {
-  (void)signal;
-  stopping = 1;
-}
 
 static size_t slot_of(uint64_t address) {
   size_t slot = (address * 0x9E3779B97F4A7C15ull) >> 44;
@@ -43,17 +40,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: trace-functions FUNCTIONS OUT PROGRAM [ARG…]\n");
     return 64;
   }
-  struct sigaction action = {0};
-  action.sa_handler = on_term;
-  sigaction(SIGTERM, &action, 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    ptrace(PTRACE_TRACEME, 0, 0, 0);
-    execv(argv[3], argv + 3);
-    _exit(127);
-  }
+  pid_t pid = start_traced(argv + 3);
   int status;
-  waitpid(pid, &status, 0);  // stopped at its exec: loaded, not started
   // Should this tracer die, the program dies too, not at its next breakpoint.
   ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_EXITKILL);
   char path[64];

@@ -18,7 +18,7 @@ public struct LockRenderer: Sendable {
   }
 
   /// Everything on screen that does not come from `LockScreen`.
-  public struct Context: Sendable {
+  public struct Context: Sendable, Equatable {
     public var clock: String
     public var userAtHost: String
     /// The external authenticator key's label, when one is offered.

@@ -2,7 +2,7 @@
 /// set/change/remove flows. It counts digits but never holds them: the
 /// controller keeps the secret and applies the `Effect`s this returns. Time is
 /// passed in (monotonic milliseconds), so every transition is testable.
-public struct LockScreen: Sendable {
+public struct LockScreen: Sendable, Equatable {
   public enum Flow: Sendable, Equatable {
     case unlock
     case create

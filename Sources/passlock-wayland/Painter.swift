@@ -140,7 +140,7 @@ struct Painter {
     lib.setFontSize(cairo, line.fontSize)
     var glyphs = string.map(FontFallback.drawn).filter { !$0.isEmpty }.map { measure(cairo, $0, fonts: fonts) }
     guard !glyphs.isEmpty else { return }
-    if glyphs.contains(where: { $0.font == nil }) && !Self.warnedAboutGlyphs {
+    if glyphs.contains(where: { !$0.found }) && !Self.warnedAboutGlyphs {
       Self.warnedAboutGlyphs = true
       printError("passlock-wayland: no installed font has every character of \"\(string)\"; install one that does\n")
     }
@@ -158,7 +158,7 @@ struct Painter {
     // largest descent), as pango centres a line.
     var ascent = 0.0
     var descent = 0.0
-    for font in Set(glyphs.map { $0.font ?? 0 }) {
+    for font in Set(glyphs.map(\.font)) {
       lib.setFontFace(cairo, fonts.face(font))
       var extents = cairo_font_extents_t()
       lib.fontExtents(cairo, &extents)
@@ -170,8 +170,8 @@ struct Painter {
     var x = line.rect.x + (line.rect.width - width) / 2
     var start = glyphs.startIndex
     while start < glyphs.endIndex {
-      let font = glyphs[start].font ?? 0
-      let end = glyphs[start...].firstIndex { ($0.font ?? 0) != font } ?? glyphs.endIndex
+      let font = glyphs[start].font
+      let end = glyphs[start...].firstIndex { $0.font != font } ?? glyphs.endIndex
       lib.setFontFace(cairo, fonts.face(font))
       lib.moveTo(cairo, x, baseline)
       lib.showText(cairo, glyphs[start..<end].map(\.text).joined())
@@ -181,16 +181,17 @@ struct Painter {
   }
 
   /// A character as `FontFallback.drawn` gives it, the font it is drawn in
-  /// (nil: none has it, drawn as the first font's missing-glyph box) and how
-  /// far it moves the pen.
+  /// (when none has it, `found` is false and the first font draws its
+  /// missing-glyph box) and how far it moves the pen.
   private func measure(_ cairo: OpaquePointer, _ text: String, fonts: FontFallback) -> (
-    text: String, font: Int?, advance: Double
+    text: String, font: Int, found: Bool, advance: Double
   ) {
-    let font = fonts.font(for: text)
-    lib.setFontFace(cairo, fonts.face(font ?? 0))
+    let found = fonts.font(for: text)
+    let font = found ?? 0
+    lib.setFontFace(cairo, fonts.face(font))
     var extents = cairo_text_extents_t()
     lib.textExtents(cairo, text, &extents)
-    return (text, font, extents.x_advance)
+    return (text, font, found != nil, extents.x_advance)
   }
 
   private func setColor(_ cairo: OpaquePointer, _ color: SurfacePalette.RGB) {

@@ -254,40 +254,23 @@ final class WaylandLock {
   private var capsLock: Bool { seats.contains { $0.keymap.capsLock } }
 
   /// Everything a frame shows: a surface whose last frame showed another
-  /// state is drawn again.
+  /// state is drawn again. The screen and its context as they are, and what
+  /// the time changes on a screen that stays the same.
   struct FrameState: Equatable {
-    var flow: LockScreen.Flow
-    var step: LockScreen.Step
-    var length: Int?
-    var entered: Int
-    var passwordMode: Bool
-    var busy: Bool
-    var notice: LockScreen.Notice?
-    var failedAttempts: Int
-    var lockedOut: Bool
-    var secondsUntilRetry: Int64
+    var screen: LockScreen
+    var context: LockRenderer.Context
     var visibleDigit: UInt8?
     var shakeOffset: Int?
-    var passwordPrompt: String?
-    var clock: String
-    var userAtHost: String
-    var externalKey: String?
-    var pamMessage: String?
+    var secondsUntilRetry: Int64
     var capsLock: Bool
   }
 
-  // Compared as values, not as text made of them: describing the enums in a
-  // string ran the runtime's reflection for every frame considered.
   private func frameState(_ controller: LockController, now: Int64) -> FrameState {
     let screen = controller.screen
-    let context = controller.context
     return FrameState(
-      flow: screen.flow, step: screen.step, length: screen.length, entered: screen.entered,
-      passwordMode: screen.passwordMode, busy: screen.busy, notice: screen.notice, failedAttempts: screen.failedAttempts,
-      lockedOut: screen.lockedOut, secondsUntilRetry: screen.secondsUntilRetry(now: now),
-      visibleDigit: screen.visibleDigit(now: now), shakeOffset: screen.isShaking(now: now) ? screen.shakeOffset(now: now) : nil,
-      passwordPrompt: screen.passwordPrompt, clock: context.clock, userAtHost: context.userAtHost,
-      externalKey: context.externalKey, pamMessage: context.pamMessage, capsLock: capsLock)
+      screen: screen, context: controller.context, visibleDigit: screen.visibleDigit(now: now),
+      shakeOffset: screen.isShaking(now: now) ? screen.shakeOffset(now: now) : nil,
+      secondsUntilRetry: screen.secondsUntilRetry(now: now), capsLock: capsLock)
   }
 
   private func drawAll() throws(CommandFailure) {
@@ -304,18 +287,16 @@ final class WaylandLock {
       painter = Painter(renderer: renderer, lib: try DrawingLibrary.load())
       self.painter = painter
     }
-    let screen = controller.screen
-    let context = controller.context
-    let capsLock = self.capsLock
     for output in outputs {
       output.draw(
         state: state, shm: shm, lib: painter.lib,
         paint: { cairo, layout in
-          painter.paint(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock, now: now)
+          painter.paint(cairo, layout: layout, screen: state.screen, context: state.context, capsLock: state.capsLock, now: now)
         },
         layoutFor: { width, height in
           SurfaceLayout(
-            width: width, height: height, passwordField: screen.passwordMode, externalKey: context.externalKey != nil)
+            width: width, height: height, passwordField: state.screen.passwordMode,
+            externalKey: state.context.externalKey != nil)
         })
     }
   }
