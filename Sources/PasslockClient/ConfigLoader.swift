@@ -1,6 +1,9 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Reads the configuration files in their load order: the system file, its
 /// drop-ins, then the user's file and drop-ins. Later files win key by key.

@@ -1,6 +1,9 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Runs one request against `passlock-auth` over its stdin/stdout pipes.
 public struct GatekeeperClient: Sendable {

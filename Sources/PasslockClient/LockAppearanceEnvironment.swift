@@ -1,5 +1,8 @@
-import PasslockCore
-import PasslockPOSIX
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 extension LockAppearance {
   /// The appearance for `config` with the language (LC_ALL, LC_MESSAGES or

@@ -1,6 +1,9 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The passcode screen's controller, shared by the terminal lock screen and
 /// the Wayland one: drives `LockScreen` with the keys a front end reads,
@@ -358,7 +361,7 @@ public final class LockController {
   }
 
   private func refusal(_ violation: PasscodePolicy.Violation) -> String {
-    let text = String(describing: violation)
+    let text = violation.description
     return text.prefix(1).uppercased() + text.dropFirst()
   }
 

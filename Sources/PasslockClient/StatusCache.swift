@@ -1,6 +1,9 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The lock screen's last status from the gatekeeper, kept in the user's
 /// runtime directory, so that the next lock screen draws its first frame at

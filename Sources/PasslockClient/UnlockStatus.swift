@@ -1,4 +1,7 @@
-import PasslockCore
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+#endif
 
 /// The status an unlock screen's first frame is drawn from, for every lock
 /// screen (terminal and Wayland): the one StatusCache kept from the last lock,

@@ -144,7 +144,7 @@ public struct Config: Equatable, Sendable {
       let key = line[..<equals].trimmingSpaces()
       let value = line[line.index(after: equals)...].trimmingSpaces()
       guard let declared = Config.schema.first(where: { $0.section == section && $0.key == key }) else {
-        let known = Config.schema.filter { $0.section == section }.map(\.key).joined(separator: ", ")
+        let known = Config.schema.filter { $0.section == section }.map({ $0.key }).joined(separator: ", ")
         throw at("unknown key '\(key)' in [\(section)]; known: \(known)")
       }
       if let problem = declared.kind.problem(with: value) { throw at("\(key)=\(value): \(problem)") }

@@ -65,7 +65,7 @@ public struct ChildProcess: Sendable {
     // The child's dup2s run in order: a parent descriptor whose number an
     // earlier mapping (or stdin) takes would be overwritten before its own
     // turn. Such ones go in from a copy above every number mapped.
-    let highest = max(2, descriptors.map(\.child).max() ?? 2)
+    let highest = max(2, descriptors.map({ $0.child }).max() ?? 2)
     var copies: [Int32] = []
     defer { for copy in copies { close(copy) } }
     var taken: Set<Int32> = [0]

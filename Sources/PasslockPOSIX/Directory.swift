@@ -31,9 +31,8 @@ public enum SmallFile {
     guard let fd = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) else { return nil }
     defer { fd.close() }
     var buffer = [UInt8](repeating: 0, count: limit)
-    guard let n = try? buffer.withUnsafeMutableBytes({ bytes throws(SystemError) in try fd.read(into: bytes) }), n > 0 else {
-      return nil
-    }
+    let n = buffer.withUnsafeMutableBytes { bytes in (try? fd.read(into: bytes)) ?? 0 }
+    guard n > 0 else { return nil }
     return String(decoding: buffer[..<n], as: UTF8.self)
   }
 

@@ -1,4 +1,7 @@
-import PasslockCore
+// passlock-wayland compiles this file into its own module (Package.swift).
+#if !hasFeature(Embedded)
+  import PasslockCore
+#endif
 
 /// Reads and writes `AuthProtocol` frames on a pair of file descriptors.
 public struct FrameChannel: Sendable {

@@ -7,7 +7,7 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
   public var path: String?
   public var errno: Int32
 
-  public init(_ call: String, path: String? = nil, errno: Int32 = Glibc.errno) {
+  public init(_ call: String, path: String? = nil, errno: Int32 = lastErrorNumber()) {
     self.call = call
     self.path = path
     self.errno = errno
@@ -18,6 +18,10 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     return path.map { "\(call) \($0): \(reason)" } ?? "\(call): \(reason)"
   }
 }
+
+/// errno as the last failed call left it: the default above, where the
+/// parameter's own name hides the global.
+public func lastErrorNumber() -> Int32 { errno }
 
 /// Runs a system call, retrying it while it fails with EINTR. This is the only
 /// place EINTR is retried; `close` must never go through it.
