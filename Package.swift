@@ -2,6 +2,7 @@
 // Targets follow what they link (see ../shared/CONVENTIONS.md): one
 // system-library target per C library, a pure core, a POSIX layer, and thin
 // executables on top.
+import Glibc
 import PackageDescription
 
 /// `passlock-auth` and `passlock-vt` link the Swift runtime statically: they
@@ -55,6 +56,38 @@ let lockScreenOrder = symbolOrder("Sources/passlock/lock-screen.order")
 /// itself when it first draws (DrawingLibrary).
 let drawingHeaders: [SwiftSetting] = [
   .unsafeFlags(["/usr/include/cairo", "/usr/include/freetype2"].flatMap { ["-Xcc", "-I" + $0] })
+]
+/// passlock-wayland is built with Embedded Swift: no Swift runtime, no type
+/// metadata, the standard library compiled in as far as it is used. Its
+/// memory while locked was otherwise mostly the full runtime's code (2.5 MiB
+/// of 11, against swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around single
+/// functions of the standard library's one large section, which no symbol
+/// order can gather. One module: Sources/passlock-wayland/Shared links the
+/// files it shares with the other programs (the lock screen's state, texts,
+/// controller and gatekeeper client), which leave out their imports of each
+/// other's modules there (`#if !hasFeature(Embedded)`); Sources/EmbeddedGlibc
+/// and GlibcOverlay.swift stand in for the toolchain's Glibc module.
+/// Optimized for size (its code is resident whole: 253 KB, 50 KB less than
+/// with -O), a section per function so that the symbol order places each.
+let embeddedLockScreen: [SwiftSetting] = [
+  .enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-Osize", "-Xfrontend", "-function-sections"]),
+]
+/// The toolchain's usr/lib/swift: two levels up from the swiftc on PATH.
+let toolchainLibraries: String = {
+  for directory in (Context.environment["PATH"] ?? "").split(separator: ":") {
+    guard let resolved = realpath(directory + "/swiftc", nil) else { continue }
+    defer { free(resolved) }
+    let bin = String(cString: resolved).split(separator: "/", omittingEmptySubsequences: false).dropLast()
+    return bin.dropLast().joined(separator: "/") + "/lib/swift"
+  }
+  return "/opt/swift/usr/lib/swift"
+}()
+/// The standard library's Unicode tables (String comparison and hashing
+/// normalize) are the one part of the toolchain it links, from the embedded
+/// directory next to the compiler's own libraries.
+let embeddedLockScreenLinking: [LinkerSetting] = [
+  .unsafeFlags(["-enable-experimental-feature", "Embedded", "-L", "\(toolchainLibraries)/embedded/x86_64-unknown-linux-gnu"]),
+  .linkedLibrary("swiftUnicodeDataTables"), .linkedLibrary("m"),
 ]
 let package = Package(
   name: "passlock",
@@ -128,24 +161,21 @@ let package = Package(
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       linkerSettings: staticRuntime),
     // The Wayland lock screen (`passlock lock --wayland`): a program of its
-    // own, so the terminal lock screen stays static and light. The Swift
-    // runtime is linked in; the C libraries are Debian's shared ones
-    // (cairo loaded at the first frame: drawingHeaders). Linked in its own
-    // lock screen's order (scripts/wayland-lock-screen-order: 2.8 → 1.9 MiB
-    // of its code resident while locked; the rest is the standard library's
-    // own large section, which the linker cannot split). Not
+    // own, so the terminal lock screen stays static and light; see
+    // `embeddedLockScreen` for how it is built. The C libraries are Debian's
+    // shared ones (cairo loaded at the first frame: drawingHeaders). Linked in
+    // its own lock screen's order (scripts/wayland-lock-screen-order). Not
     // position-independent, as `passlock`, the terminal's lock screen: no
-    // 400 KB of relocations read and applied at start, 0.4 MiB less while
-    // locked; its libraries, heap and stack stay randomized.
+    // relocations read and applied at start; its libraries, heap and stack
+    // stay randomized.
+    .systemLibrary(name: "EmbeddedGlibc", path: "Sources/EmbeddedGlibc"),
     .executableTarget(
       name: "passlock-wayland",
-      dependencies: [
-        "PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock",
-      ],
+      dependencies: ["EmbeddedGlibc", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"],
       exclude: ["lock-screen.order"],
-      swiftSettings: drawingHeaders,
-      linkerSettings: staticRuntime + symbolOrder("Sources/passlock-wayland/lock-screen.order") + [
-        .unsafeFlags(["-Xclang-linker", "-no-pie"])
+      swiftSettings: drawingHeaders + embeddedLockScreen,
+      linkerSettings: embeddedLockScreenLinking + symbolOrder("Sources/passlock-wayland/lock-screen.order") + [
+        .unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"])
       ]),
     .executableTarget(
       name: "passlockd",

@@ -1,6 +1,5 @@
 import CCairo
 import Glibc
-import PasslockCore
 
 /// cairo (with fontconfig, freetype, pixman and their few dependencies),
 /// loaded when the first frame is to be drawn instead of before `main`.
@@ -25,23 +24,23 @@ struct DrawingLibrary {
   let paint: @convention(c) (OpaquePointer?) -> Void
   let newPath: @convention(c) (OpaquePointer?) -> Void
   let closePath: @convention(c) (OpaquePointer?) -> Void
-  let arc: @convention(c) (OpaquePointer?, Double, Double, Double, Double, Double) -> Void
   let moveTo: @convention(c) (OpaquePointer?, Double, Double) -> Void
+  let lineTo: @convention(c) (OpaquePointer?, Double, Double) -> Void
+  let curveTo: @convention(c) (OpaquePointer?, Double, Double, Double, Double, Double, Double) -> Void
   let fill: @convention(c) (OpaquePointer?) -> Void
-  let stroke: @convention(c) (OpaquePointer?) -> Void
-  let setLineWidth: @convention(c) (OpaquePointer?, Double) -> Void
 
   // Text: cairo's own calls on faces fontconfig chose (FontFallback).
   let setFontFace: @convention(c) (OpaquePointer?, OpaquePointer?) -> Void
   let setFontSize: @convention(c) (OpaquePointer?, Double) -> Void
   let textExtents: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<cairo_text_extents_t>?) -> Void
   let fontExtents: @convention(c) (OpaquePointer?, UnsafeMutablePointer<cairo_font_extents_t>?) -> Void
-  let showText: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
+  let textPath: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
   let fontFaceForPattern: @convention(c) (OpaquePointer?) -> OpaquePointer?
   let patternCreate: @convention(c) () -> OpaquePointer?
   let patternDestroy: @convention(c) (OpaquePointer?) -> Void
   let patternAddString: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<FcChar8>?) -> FcBool
   let patternAddInteger: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> FcBool
+  let patternAddBool: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, FcBool) -> FcBool
   let patternGetCharSet: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> FcResult
   let configSubstitute: @convention(c) (OpaquePointer?, OpaquePointer?, FcMatchKind) -> FcBool
   let defaultSubstitute: @convention(c) (OpaquePointer?) -> Void
@@ -76,13 +75,14 @@ struct DrawingLibrary {
       create: try symbol("cairo_create"), destroy: try symbol("cairo_destroy"), scale: try symbol("cairo_scale"),
       setSourceRGB: try symbol("cairo_set_source_rgb"), setSourceRGBA: try symbol("cairo_set_source_rgba"),
       paint: try symbol("cairo_paint"), newPath: try symbol("cairo_new_path"), closePath: try symbol("cairo_close_path"),
-      arc: try symbol("cairo_arc"), moveTo: try symbol("cairo_move_to"), fill: try symbol("cairo_fill"),
-      stroke: try symbol("cairo_stroke"), setLineWidth: try symbol("cairo_set_line_width"),
+      moveTo: try symbol("cairo_move_to"), lineTo: try symbol("cairo_line_to"), curveTo: try symbol("cairo_curve_to"),
+      fill: try symbol("cairo_fill"),
       setFontFace: try symbol("cairo_set_font_face"), setFontSize: try symbol("cairo_set_font_size"),
       textExtents: try symbol("cairo_text_extents"), fontExtents: try symbol("cairo_font_extents"),
-      showText: try symbol("cairo_show_text"), fontFaceForPattern: try symbol("cairo_ft_font_face_create_for_pattern"),
+      textPath: try symbol("cairo_text_path"), fontFaceForPattern: try symbol("cairo_ft_font_face_create_for_pattern"),
       patternCreate: try symbol("FcPatternCreate"), patternDestroy: try symbol("FcPatternDestroy"),
       patternAddString: try symbol("FcPatternAddString"), patternAddInteger: try symbol("FcPatternAddInteger"),
+      patternAddBool: try symbol("FcPatternAddBool"),
       patternGetCharSet: try symbol("FcPatternGetCharSet"), configSubstitute: try symbol("FcConfigSubstitute"),
       defaultSubstitute: try symbol("FcDefaultSubstitute"), fontSort: try symbol("FcFontSort"),
       fontRenderPrepare: try symbol("FcFontRenderPrepare"), charSetHasChar: try symbol("FcCharSetHasChar"),

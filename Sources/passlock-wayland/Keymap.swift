@@ -1,6 +1,5 @@
 import CXKBCommon
 import Glibc
-import PasslockCore
 
 /// The compositor's keymap for one keyboard, through xkbcommon: which keysym
 /// and text a key gives with the modifiers in force, and whether Ctrl or

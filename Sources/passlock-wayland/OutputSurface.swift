@@ -1,6 +1,5 @@
 import CSessionLock
 import CWaylandClient
-import PasslockCore
 
 /// One `wl_output` and the lock surface that covers it: its scale (buffers
 /// are drawn at the output's scale, `wl_surface_set_buffer_scale`), the size
@@ -9,7 +8,7 @@ final class OutputSurface {
   let output: OpaquePointer
   /// The output's global name in the registry (for global_remove).
   let name: UInt32
-  unowned let lock: WaylandLock
+  unowned(unsafe) let lock: WaylandLock
   private(set) var scale: Int32 = 1
   /// The output sent its first `done`: its scale is known.
   private(set) var described = false

@@ -1,7 +1,5 @@
 import CCairo
 import Glibc
-import PasslockCore
-import PasslockPOSIX
 
 /// Draws the passcode screen on a lock surface with cairo, its text in real
 /// fonts that fontconfig chooses (`FontFallback`, so Japanese renders): the same
@@ -55,8 +53,7 @@ struct Painter {
       switch key.key {
       case .digit(let digit):
         // A round key, lightly filled, as on a phone.
-        lib.newPath(cairo)
-        lib.arc(cairo, key.centerX, key.centerY, key.radius, 0, 2 * Double.pi)
+        circle(cairo, x: key.centerX, y: key.centerY, radius: key.radius)
         lib.setSourceRGBA(cairo, keyColor.red, keyColor.green, keyColor.blue, 0.16)
         lib.fill(cairo)
         label = String(digit)
@@ -89,15 +86,13 @@ struct Painter {
       } else if let glyph = index < filled ? theme.filledGlyph : theme.emptyGlyph {
         text(cairo, glyph, in: .init(rect: cell, fontSize: layout.dotRadius * 2.6), color: color)
       } else {
-        lib.newPath(cairo)
-        lib.arc(cairo, x, y, layout.dotRadius, 0, 2 * Double.pi)
-        setColor(cairo, color)
         if index < filled {
-          lib.fill(cairo)
+          circle(cairo, x: x, y: y, radius: layout.dotRadius)
         } else {
-          lib.setLineWidth(cairo, layout.unit * 1.5)
-          lib.stroke(cairo)
+          ring(cairo, x: x, y: y, radius: layout.dotRadius, width: layout.unit * 1.5)
         }
+        setColor(cairo, color)
+        lib.fill(cairo)
       }
     }
   }
@@ -113,15 +108,9 @@ struct Painter {
     let field = layout.entry
     let color = SurfacePalette.color(theme.dotColor)
     let radius = field.height / 4
-    lib.newPath(cairo)
-    lib.arc(cairo, field.x + radius, field.y + radius, radius, Double.pi, 1.5 * Double.pi)
-    lib.arc(cairo, field.x + field.width - radius, field.y + radius, radius, 1.5 * Double.pi, 2 * Double.pi)
-    lib.arc(cairo, field.x + field.width - radius, field.y + field.height - radius, radius, 0, 0.5 * Double.pi)
-    lib.arc(cairo, field.x + radius, field.y + field.height - radius, radius, 0.5 * Double.pi, Double.pi)
-    lib.closePath(cairo)
+    roundedOutline(cairo, field, radius: radius, width: layout.unit * 1.5)
     setColor(cairo, color)
-    lib.setLineWidth(cairo, layout.unit * 1.5)
-    lib.stroke(cairo)
+    lib.fill(cairo)
     let label = screen.passwordPrompt.map { $0.hasSuffix(" ") ? $0 : $0 + " " } ?? ""
     // As many masks as fit beside PAM's label (the terminal caps them at
     // its field's width too): a long password does not run out of the field.
@@ -158,7 +147,7 @@ struct Painter {
     // largest descent), as pango centres a line.
     var ascent = 0.0
     var descent = 0.0
-    for font in Set(glyphs.map(\.font)) {
+    for font in Set(glyphs.map({ $0.font })) {
       lib.setFontFace(cairo, fonts.face(font))
       var extents = cairo_font_extents_t()
       lib.fontExtents(cairo, &extents)
@@ -174,7 +163,10 @@ struct Painter {
       let end = glyphs[start...].firstIndex { $0.font != font } ?? glyphs.endIndex
       lib.setFontFace(cairo, fonts.face(font))
       lib.moveTo(cairo, x, baseline)
-      lib.showText(cairo, glyphs[start..<end].map(\.text).joined())
+      // As outlines filled, not glyph images composited: the same text, without
+      // pixman's glyph cache (a 256 KiB table, a page of it per glyph).
+      lib.textPath(cairo, glyphs[start..<end].map({ $0.text }).joined())
+      lib.fill(cairo)
       x += glyphs[start..<end].reduce(0) { $0 + $1.advance }
       start = end
     }
@@ -196,5 +188,71 @@ struct Painter {
 
   private func setColor(_ cairo: OpaquePointer, _ color: SurfacePalette.RGB) {
     lib.setSourceRGB(cairo, color.red, color.green, color.blue)
+  }
+
+  // Circles and round corners as cubic Béziers, and outlines as rings filled:
+  // cairo_arc computes its segments, and cairo_stroke its pen, with sin, cos,
+  // tan, acos and pow, whose tables would keep 0.3 MiB of libm's pages
+  // resident for these few shapes.
+
+  /// How far a quarter circle's two control points lie from its ends, in radii.
+  private static let kappa = 0.552_284_749_8
+
+  /// A new path: the circle around (x, y).
+  private func circle(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double) {
+    lib.newPath(cairo)
+    appendCircle(cairo, x: x, y: y, radius: radius)
+  }
+
+  /// A new path: the ring a line of `width` along that circle would cover.
+  private func ring(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double, width: Double) {
+    lib.newPath(cairo)
+    appendCircle(cairo, x: x, y: y, radius: radius + width / 2)
+    appendCircle(cairo, x: x, y: y, radius: max(0, radius - width / 2), reversed: true)
+  }
+
+  /// A new path: the band a line of `width` along `rect`, its corners
+  /// rounded to `radius`, would cover.
+  private func roundedOutline(_ cairo: OpaquePointer, _ rect: SurfaceLayout.Rect, radius: Double, width: Double) {
+    let half = width / 2
+    lib.newPath(cairo)
+    appendRoundedRectangle(
+      cairo, .init(x: rect.x - half, y: rect.y - half, width: rect.width + width, height: rect.height + width), radius: radius + half)
+    appendRoundedRectangle(
+      cairo, .init(x: rect.x + half, y: rect.y + half, width: rect.width - width, height: rect.height - width),
+      radius: max(0, radius - half), reversed: true)
+  }
+
+  /// Appends the circle around (x, y), clockwise on screen; `reversed` runs
+  /// it the other way, which cuts it out of a shape around it (cairo fills
+  /// by the nonzero winding rule).
+  private func appendCircle(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double, reversed: Bool = false) {
+    let (rx, ry) = (radius, reversed ? -radius : radius)
+    let (kx, ky) = (rx * Self.kappa, ry * Self.kappa)
+    lib.moveTo(cairo, x + rx, y)
+    lib.curveTo(cairo, x + rx, y + ky, x + kx, y + ry, x, y + ry)
+    lib.curveTo(cairo, x - kx, y + ry, x - rx, y + ky, x - rx, y)
+    lib.curveTo(cairo, x - rx, y - ky, x - kx, y - ry, x, y - ry)
+    lib.curveTo(cairo, x + kx, y - ry, x + rx, y - ky, x + rx, y)
+    lib.closePath(cairo)
+  }
+
+  /// Appends `rect` with its corners rounded to `radius`, clockwise on
+  /// screen, or the other way when `reversed` (mirrored top to bottom).
+  private func appendRoundedRectangle(_ cairo: OpaquePointer, _ rect: SurfaceLayout.Rect, radius: Double, reversed: Bool = false) {
+    let (left, right) = (rect.x, rect.x + rect.width)
+    let (top, bottom) = reversed ? (rect.y + rect.height, rect.y) : (rect.y, rect.y + rect.height)
+    let (rx, ry) = (radius, reversed ? -radius : radius)
+    let (kx, ky) = (rx * Self.kappa, ry * Self.kappa)
+    lib.moveTo(cairo, left + rx, top)
+    lib.lineTo(cairo, right - rx, top)
+    lib.curveTo(cairo, right - rx + kx, top, right, top + ry - ky, right, top + ry)
+    lib.lineTo(cairo, right, bottom - ry)
+    lib.curveTo(cairo, right, bottom - ry + ky, right - rx + kx, bottom, right - rx, bottom)
+    lib.lineTo(cairo, left + rx, bottom)
+    lib.curveTo(cairo, left + rx - kx, bottom, left, bottom - ry + ky, left, bottom - ry)
+    lib.lineTo(cairo, left, top + ry)
+    lib.curveTo(cairo, left, top + ry - ky, left + rx - kx, top, left + rx, top)
+    lib.closePath(cairo)
   }
 }

@@ -1,6 +1,5 @@
 import CWaylandClient
 import Glibc
-import PasslockCore
 
 /// One `wl_seat`: its keyboard (keys through the compositor's keymap), its
 /// pointer and its touch screen (clicks and taps on the keypad), delivered to
@@ -8,7 +7,7 @@ import PasslockCore
 final class Seat {
   let seat: OpaquePointer
   let name: UInt32
-  unowned let lock: WaylandLock
+  unowned(unsafe) let lock: WaylandLock
   private var keyboard: OpaquePointer?
   private var pointer: OpaquePointer?
   private var touch: OpaquePointer?

@@ -1,9 +1,6 @@
 import CSessionLock
 import CWaylandClient
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
 
 /// The Wayland session's lock (ext-session-lock-v1): asks the compositor to
 /// lock, gives every output a lock surface (outputs added while locked too),
@@ -299,5 +296,9 @@ final class WaylandLock {
             externalKey: state.context.externalKey != nil)
         })
     }
+    // What a frame allocated and freed (fontconfig's setup at the first,
+    // paths, cairo's scratch) would stay resident in the heap until reused;
+    // the lock screen then waits, mostly for minutes.
+    malloc_trim(0)
   }
 }

@@ -1,8 +1,5 @@
 import CWaylandClient
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
 
 // passlock-wayland: the lock screen of a Wayland session, through the
 // compositor's ext-session-lock-v1 (`passlock lock --wayland` runs it). The

@@ -30,7 +30,7 @@ import Testing
   /// fontconfig and freetype) itself when it first draws (no start-up cost:
   /// the lock request goes out before it); it draws its text with cairo's
   /// own calls, so it never names pango (with harfbuzz and glib, 6 MiB
-  /// while locked). It carries its Swift runtime, like the setuid programs.
+  /// while locked).
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))
   func onlyPasslockWaylandUsesTheWaylandLibraries() throws {
     let h = Harness()
@@ -49,6 +49,26 @@ import Testing
     let binary = try Data(contentsOf: URL(fileURLWithPath: path))
     #expect(binary.range(of: Data("libcairo.so.2".utf8)) != nil, "passlock-wayland does not name cairo to load")
     #expect(binary.range(of: Data("libpango".utf8)) == nil, "passlock-wayland names pango")
+  }
+
+  /// passlock-wayland is built with Embedded Swift: none of the full Swift
+  /// runtime (its metadata lookups and conformance scans were 2.5 MiB of its
+  /// memory while locked). It draws without cairo's arcs, strokes and glyph
+  /// compositing, which keep libm's tables and pixman's glyph cache resident.
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nm"), "needs nm (binutils)"))
+  func passlockWaylandCarriesNoSwiftRuntime() throws {
+    let h = Harness()
+    let path = Harness.binDirectory + "/passlock-wayland"
+    let symbols = h.run("/usr/bin/nm", [path], input: Data()).stdout
+    #expect(symbols.contains("passlock_wayland_main"), "nm did not read passlock-wayland")
+    for runtime in ["swift_conformsToProtocol", "swift_getTypeByMangledName", "swift_getGenericMetadata"] {
+      #expect(!symbols.contains(runtime), "passlock-wayland links the Swift runtime (\(runtime))")
+    }
+    let binary = try Data(contentsOf: URL(fileURLWithPath: path))
+    for call in ["cairo_arc", "cairo_stroke", "cairo_show_text", "cairo_show_glyphs"] {
+      #expect(binary.range(of: Data((call + "\0").utf8)) == nil, "passlock-wayland calls \(call)")
+    }
+    #expect(binary.range(of: Data("cairo_text_path\0".utf8)) != nil)
   }
 
   /// No Wayland session, no compositor at the socket: 69, nothing locked,
@@ -79,5 +99,10 @@ import Testing
         == "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock-wayland [--ready-fd <fd>] [--record <path>]\n  See 'passlock-wayland --help' for more information.\n"
     )
     #expect(h.passlock("lock", "--wayland", "--own-vt").status == 64)
+    // Its arguments come from /proc/self/cmdline (Embedded Swift has no
+    // CommandLine): empty ones and spaces survive.
+    let empty = h.run(Harness.binDirectory + "/passlock-wayland", ["--record", "", "two words"], input: Data())
+    #expect(empty.status == 64)
+    #expect(empty.stderr.hasPrefix("Error: Unexpected argument 'two words'\n"), "\(empty.stderr)")
   }
 }

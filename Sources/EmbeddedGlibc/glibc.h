@@ -1,0 +1,45 @@
+// The headers of the toolchain's Glibc module that passlock-wayland and the
+// shared sources it compiles in use (see module.modulemap).
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
+#include <malloc.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+// environ, declared by unistd.h only with _GNU_SOURCE; read through a
+// function, since Swift 6 refuses a mutable global.
+static inline char **passlock_environ(void) {
+  extern char **environ;
+  return environ;
+}
+
+// open(2), openat(2), fcntl(2) and ioctl(2) are variadic in C, which Swift
+// cannot call: one fixed form each, for the overlay's Swift functions.
+static inline int passlock_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+static inline int passlock_openat(int directory, const char *path, int flags, mode_t mode) {
+  return openat(directory, path, flags, mode);
+}
+static inline int passlock_fcntl(int fd, int command, int value) { return fcntl(fd, command, value); }
+static inline int passlock_ioctl(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }

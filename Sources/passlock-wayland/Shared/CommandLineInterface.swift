@@ -1,0 +1,1 @@
+../../PasslockCore/CommandLineInterface.swift

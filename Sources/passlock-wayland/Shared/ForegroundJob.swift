@@ -1,0 +1,1 @@
+../../PasslockPOSIX/ForegroundJob.swift

@@ -1,0 +1,1 @@
+../../PasslockClient/LockAppearanceEnvironment.swift

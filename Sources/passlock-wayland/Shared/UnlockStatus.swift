@@ -1,0 +1,1 @@
+../../PasslockClient/UnlockStatus.swift
