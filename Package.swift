@@ -66,7 +66,8 @@ let drawingHeaders: [SwiftSetting] = [
 /// files it shares with the other programs (the lock screen's state, texts,
 /// controller and gatekeeper client), which leave out their imports of each
 /// other's modules there (`#if !hasFeature(Embedded)`); Sources/EmbeddedGlibc
-/// and GlibcOverlay.swift stand in for the toolchain's Glibc module.
+/// and GlibcOverlay.swift stand in for the toolchain's Glibc module, and
+/// CProgramArguments keeps the arguments (Embedded Swift has no CommandLine).
 /// Optimized for size (its code is resident whole: 253 KB, 50 KB less than
 /// with -O), a section per function so that the symbol order places each.
 let embeddedLockScreen: [SwiftSetting] = [
@@ -85,8 +86,13 @@ let toolchainLibraries: String = {
 /// The standard library's Unicode tables (String comparison and hashing
 /// normalize) are the one part of the toolchain it links, from the embedded
 /// directory next to the compiler's own libraries.
+#if arch(arm64)
+  let embeddedTriple = "aarch64-unknown-linux-gnu"
+#else
+  let embeddedTriple = "x86_64-unknown-linux-gnu"
+#endif
 let embeddedLockScreenLinking: [LinkerSetting] = [
-  .unsafeFlags(["-enable-experimental-feature", "Embedded", "-L", "\(toolchainLibraries)/embedded/x86_64-unknown-linux-gnu"]),
+  .unsafeFlags(["-enable-experimental-feature", "Embedded", "-L", "\(toolchainLibraries)/embedded/\(embeddedTriple)"]),
   .linkedLibrary("swiftUnicodeDataTables"), .linkedLibrary("m"),
 ]
 let package = Package(
@@ -169,9 +175,13 @@ let package = Package(
     // relocations read and applied at start; its libraries, heap and stack
     // stay randomized.
     .systemLibrary(name: "EmbeddedGlibc", path: "Sources/EmbeddedGlibc"),
+    // Its arguments, kept before main (Embedded Swift has no CommandLine).
+    .target(name: "CProgramArguments", path: "Sources/CProgramArguments"),
     .executableTarget(
       name: "passlock-wayland",
-      dependencies: ["EmbeddedGlibc", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"],
+      dependencies: [
+        "EmbeddedGlibc", "CProgramArguments", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock",
+      ],
       exclude: ["lock-screen.order"],
       swiftSettings: drawingHeaders + embeddedLockScreen,
       linkerSettings: embeddedLockScreenLinking + symbolOrder("Sources/passlock-wayland/lock-screen.order") + [

@@ -35,12 +35,14 @@ struct DrawingLibrary {
   let textExtents: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeMutablePointer<cairo_text_extents_t>?) -> Void
   let fontExtents: @convention(c) (OpaquePointer?, UnsafeMutablePointer<cairo_font_extents_t>?) -> Void
   let textPath: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
+  let showText: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
   let fontFaceForPattern: @convention(c) (OpaquePointer?) -> OpaquePointer?
   let patternCreate: @convention(c) () -> OpaquePointer?
   let patternDestroy: @convention(c) (OpaquePointer?) -> Void
   let patternAddString: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<FcChar8>?) -> FcBool
   let patternAddInteger: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> FcBool
   let patternAddBool: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, FcBool) -> FcBool
+  let patternGetBool: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<FcBool>?) -> FcResult
   let patternGetCharSet: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> FcResult
   let configSubstitute: @convention(c) (OpaquePointer?, OpaquePointer?, FcMatchKind) -> FcBool
   let defaultSubstitute: @convention(c) (OpaquePointer?) -> Void
@@ -79,11 +81,13 @@ struct DrawingLibrary {
       fill: try symbol("cairo_fill"),
       setFontFace: try symbol("cairo_set_font_face"), setFontSize: try symbol("cairo_set_font_size"),
       textExtents: try symbol("cairo_text_extents"), fontExtents: try symbol("cairo_font_extents"),
-      textPath: try symbol("cairo_text_path"), fontFaceForPattern: try symbol("cairo_ft_font_face_create_for_pattern"),
+      textPath: try symbol("cairo_text_path"), showText: try symbol("cairo_show_text"),
+      fontFaceForPattern: try symbol("cairo_ft_font_face_create_for_pattern"),
       patternCreate: try symbol("FcPatternCreate"), patternDestroy: try symbol("FcPatternDestroy"),
       patternAddString: try symbol("FcPatternAddString"), patternAddInteger: try symbol("FcPatternAddInteger"),
       patternAddBool: try symbol("FcPatternAddBool"),
-      patternGetCharSet: try symbol("FcPatternGetCharSet"), configSubstitute: try symbol("FcConfigSubstitute"),
+      patternGetBool: try symbol("FcPatternGetBool"), patternGetCharSet: try symbol("FcPatternGetCharSet"),
+      configSubstitute: try symbol("FcConfigSubstitute"),
       defaultSubstitute: try symbol("FcDefaultSubstitute"), fontSort: try symbol("FcFontSort"),
       fontRenderPrepare: try symbol("FcFontRenderPrepare"), charSetHasChar: try symbol("FcCharSetHasChar"),
       fontFaceStatus: try symbol("cairo_font_face_status"), defaultLangs: try symbol("FcGetDefaultLangs"),

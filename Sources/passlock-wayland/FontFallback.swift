@@ -77,6 +77,18 @@ final class FontFallback {
     return firstCovering
   }
 
+  /// Whether font `index` has outlines to fill: not for a colour font (emoji)
+  /// or a bitmap-only one, whose glyphs are images (`Painter` composites
+  /// those as they are).
+  func hasPlainOutlines(_ index: Int) -> Bool {
+    guard let fonts, index < Int(fonts.pointee.nfont) else { return true }
+    var outline = FcBool(FcTrue)
+    var color = FcBool(FcFalse)
+    _ = lib.patternGetBool(fonts.pointee.fonts[index], FC_OUTLINE, 0, &outline)
+    _ = lib.patternGetBool(fonts.pointee.fonts[index], FC_COLOR, 0, &color)
+    return outline != 0 && color == 0
+  }
+
   /// cairo's face for font `index` (made the first time it is needed); nil
   /// when there is no such font (none installed at all) or cairo cannot
   /// use it (cairo's default face is drawn then).

@@ -37,22 +37,3 @@ public let S_IFMT = mode_t(Glibc.S_IFMT)
 public let S_IFREG = mode_t(Glibc.S_IFREG)
 // swift-format-ignore: AlwaysUseLowerCamelCase
 public let S_IFDIR = mode_t(Glibc.S_IFDIR)
-
-/// Embedded Swift has no `CommandLine`: the arguments as the kernel gave them
-/// (/proc/self/cmdline), for `CommandLine.arguments` in main.swift.
-public enum CommandLine {
-  public static let arguments: [String] = {
-    let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { fatalError("passlock-wayland: cannot read /proc/self/cmdline") }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { break }
-      bytes += chunk[..<count]
-    }
-    return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
-  }()
-}

@@ -163,10 +163,15 @@ struct Painter {
       let end = glyphs[start...].firstIndex { $0.font != font } ?? glyphs.endIndex
       lib.setFontFace(cairo, fonts.face(font))
       lib.moveTo(cairo, x, baseline)
-      // As outlines filled, not glyph images composited: the same text, without
-      // pixman's glyph cache (a 256 KiB table, a page of it per glyph).
-      lib.textPath(cairo, glyphs[start..<end].map({ $0.text }).joined())
-      lib.fill(cairo)
+      let run = glyphs[start..<end].map({ $0.text }).joined()
+      if fonts.hasPlainOutlines(font) {
+        // As outlines filled, not glyph images composited: the same text,
+        // without pixman's glyph cache (a 256 KiB table, a page of it per glyph).
+        lib.textPath(cairo, run)
+        lib.fill(cairo)
+      } else {
+        lib.showText(cairo, run)
+      }
       x += glyphs[start..<end].reduce(0) { $0 + $1.advance }
       start = end
     }

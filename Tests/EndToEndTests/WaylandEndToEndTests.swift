@@ -99,8 +99,8 @@ import Testing
         == "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock-wayland [--ready-fd <fd>] [--record <path>]\n  See 'passlock-wayland --help' for more information.\n"
     )
     #expect(h.passlock("lock", "--wayland", "--own-vt").status == 64)
-    // Its arguments come from /proc/self/cmdline (Embedded Swift has no
-    // CommandLine): empty ones and spaces survive.
+    // Its arguments are kept before main (CProgramArguments: Embedded Swift
+    // has no CommandLine): empty ones and spaces survive.
     let empty = h.run(Harness.binDirectory + "/passlock-wayland", ["--record", "", "two words"], input: Data())
     #expect(empty.status == 64)
     #expect(empty.stderr.hasPrefix("Error: Unexpected argument 'two words'\n"), "\(empty.stderr)")
