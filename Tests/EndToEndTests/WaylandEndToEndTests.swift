@@ -53,10 +53,11 @@ import Testing
 
   /// passlock-wayland is built with Embedded Swift: none of the full Swift
   /// runtime (its metadata lookups and conformance scans were 2.5 MiB of its
-  /// memory while locked). It draws without cairo's arcs, strokes and glyph
-  /// compositing, which keep libm's tables and pixman's glyph cache resident.
+  /// memory while locked). (That it draws without cairo's arcs and strokes
+  /// is checked on sway, Tests/Wayland/run: their names are short string
+  /// literals, kept inside the code, not as bytes a search could find.)
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nm"), "needs nm (binutils)"))
-  func passlockWaylandCarriesNoSwiftRuntime() throws {
+  func passlockWaylandCarriesNoSwiftRuntime() {
     let h = Harness()
     let path = Harness.binDirectory + "/passlock-wayland"
     let symbols = h.run("/usr/bin/nm", [path], input: Data()).stdout
@@ -64,11 +65,6 @@ import Testing
     for runtime in ["swift_conformsToProtocol", "swift_getTypeByMangledName", "swift_getGenericMetadata"] {
       #expect(!symbols.contains(runtime), "passlock-wayland links the Swift runtime (\(runtime))")
     }
-    let binary = try Data(contentsOf: URL(fileURLWithPath: path))
-    for call in ["cairo_arc", "cairo_stroke", "cairo_show_text", "cairo_show_glyphs"] {
-      #expect(binary.range(of: Data((call + "\0").utf8)) == nil, "passlock-wayland calls \(call)")
-    }
-    #expect(binary.range(of: Data("cairo_text_path\0".utf8)) != nil)
   }
 
   /// No Wayland session, no compositor at the socket: 69, nothing locked,
