@@ -35,11 +35,10 @@ static inline char **passlock_environ(void) {
   return environ;
 }
 
-// open(2), openat(2), fcntl(2) and ioctl(2) are variadic in C, which Swift
+// open(2), openat(2) and fcntl(2) are variadic in C, which Swift
 // cannot call: one fixed form each, for the overlay's Swift functions.
 static inline int passlock_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 static inline int passlock_openat(int directory, const char *path, int flags, mode_t mode) {
   return openat(directory, path, flags, mode);
 }
 static inline int passlock_fcntl(int fd, int command, int value) { return fcntl(fd, command, value); }
-static inline int passlock_ioctl(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }

@@ -19,9 +19,6 @@ public func openat(_ directory: Int32, _ path: UnsafePointer<CChar>, _ flags: In
 }
 public func fcntl(_ fd: Int32, _ command: Int32) -> Int32 { passlock_fcntl(fd, command, 0) }
 public func fcntl(_ fd: Int32, _ command: Int32, _ value: Int32) -> Int32 { passlock_fcntl(fd, command, value) }
-public func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) -> Int32 {
-  passlock_ioctl(fd, request, argument)
-}
 
 // Macros of casts, which the C importer leaves out.
 // swift-format-ignore: AlwaysUseLowerCamelCase

@@ -203,21 +203,26 @@ struct Painter {
   /// How far a quarter circle's two control points lie from its ends, in radii.
   private static let kappa = 0.552_284_749_8
 
-  /// A new path: the circle around (x, y).
+  /// A new path: the circle around (x, y), a square rounded all the way.
   private func circle(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double) {
     lib.newPath(cairo)
-    appendCircle(cairo, x: x, y: y, radius: radius)
+    appendRoundedRectangle(cairo, Self.square(x: x, y: y, radius: radius), radius: radius)
   }
 
   /// A new path: the ring a line of `width` along that circle would cover.
   private func ring(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double, width: Double) {
-    lib.newPath(cairo)
-    appendCircle(cairo, x: x, y: y, radius: radius + width / 2)
-    appendCircle(cairo, x: x, y: y, radius: max(0, radius - width / 2), reversed: true)
+    roundedOutline(cairo, Self.square(x: x, y: y, radius: radius), radius: radius, width: width)
+  }
+
+  /// The square a circle fills to its sides.
+  private static func square(x: Double, y: Double, radius: Double) -> SurfaceLayout.Rect {
+    SurfaceLayout.Rect(x: x - radius, y: y - radius, width: 2 * radius, height: 2 * radius)
   }
 
   /// A new path: the band a line of `width` along `rect`, its corners
-  /// rounded to `radius`, would cover.
+  /// rounded to `radius`, would cover: the rectangle grown by half the width,
+  /// less the one shrunk by half the width (run the other way, which cuts it
+  /// out: cairo fills by the nonzero winding rule).
   private func roundedOutline(_ cairo: OpaquePointer, _ rect: SurfaceLayout.Rect, radius: Double, width: Double) {
     let half = width / 2
     lib.newPath(cairo)
@@ -226,20 +231,6 @@ struct Painter {
     appendRoundedRectangle(
       cairo, .init(x: rect.x + half, y: rect.y + half, width: rect.width - width, height: rect.height - width),
       radius: max(0, radius - half), reversed: true)
-  }
-
-  /// Appends the circle around (x, y), clockwise on screen; `reversed` runs
-  /// it the other way, which cuts it out of a shape around it (cairo fills
-  /// by the nonzero winding rule).
-  private func appendCircle(_ cairo: OpaquePointer, x: Double, y: Double, radius: Double, reversed: Bool = false) {
-    let (rx, ry) = (radius, reversed ? -radius : radius)
-    let (kx, ky) = (rx * Self.kappa, ry * Self.kappa)
-    lib.moveTo(cairo, x + rx, y)
-    lib.curveTo(cairo, x + rx, y + ky, x + kx, y + ry, x, y + ry)
-    lib.curveTo(cairo, x - kx, y + ry, x - rx, y + ky, x - rx, y)
-    lib.curveTo(cairo, x - rx, y - ky, x - kx, y - ry, x, y - ry)
-    lib.curveTo(cairo, x + kx, y - ry, x + rx, y - ky, x + rx, y)
-    lib.closePath(cairo)
   }
 
   /// Appends `rect` with its corners rounded to `radius`, clockwise on
