@@ -125,6 +125,9 @@ struct PasscodeModule {
       var secret = Secret()
       if let rc = passcode(into: &secret) { return rc }
       return code(for: try store.verify(secret, now: wallClockSeconds()))
+    } catch let error as StoreError where error.unwritable != nil {
+      pam.log(LOG_WARNING, "passcode store: \(error)")
+      return code(for: .failed(.storeUnwritable, message: nil))
     } catch let error as StoreError where PasscodeStore.isBusy(error) {
       // Held past its deadline by another process: the password still works.
       pam.log(LOG_WARNING, "passcode store: \(error)")

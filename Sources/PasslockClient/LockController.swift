@@ -48,13 +48,23 @@ public final class LockController {
   /// When it starts by itself (monotonic ms), once offered with AutoStart.
   private var externalStartAt: Int64?
 
-  /// The gatekeeper's status, still to come, for a screen drawn from
-  /// StatusCache: no key is read until it replaces the cached one.
-  private var unconfirmed: PendingRequest?
-  /// Checks that answer; set while the status on screen is the cached one.
-  private var confirm: ((Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus)?
-  /// Why that status ended the lock screen (no passcode, a refused store).
-  public private(set) var failure: CommandFailure?
+  /// The status on screen is not the gatekeeper's yet (drawn from
+  /// StatusCache, or not known at all): no key is read until its answer
+  /// has replaced it. Never ends the lock screen: without an answer it is
+  /// asked again after a growing delay (`RetryDelay`).
+  private var confirming = false
+  /// That status request, running, and when it was started (monotonic ms).
+  private var unconfirmed: (request: PendingRequest, since: Int64)?
+  /// When it is asked again, after `statusFailures` requests without an answer.
+  private var statusRetryAt: Int64?
+  private var statusFailures = 0
+  /// When the passcode check in flight was started (monotonic ms).
+  private var pendingSince: Int64 = 0
+
+  /// How long a status request may take before it counts as no answer
+  /// (a gatekeeper stopped by the user's own SIGSTOP), and a passcode check.
+  public static let statusDeadlineMilliseconds: Int64 = 5_000
+  public static let verifyDeadlineMilliseconds: Int64 = 10_000
 
   public init(
     gatekeeper: GatekeeperClient, screen: LockScreen, context: LockRenderer.Context, texts: Texts, terminal: Int32?,
@@ -82,16 +92,16 @@ public final class LockController {
     passwordRequest?.cancel()
     externalRequest?.cancel()
     pending?.abandon()
-    unconfirmed?.abandon()
+    unconfirmed?.request.cancel()  // a status read has nothing to lose
     passwordRequest = nil
     externalRequest = nil
     pending = nil
     unconfirmed = nil
   }
 
-  /// True while the status on screen is the cached one: keys wait (unread)
-  /// until the gatekeeper's answer has replaced it.
-  public var awaitsStatus: Bool { unconfirmed != nil }
+  /// True while the status on screen is not the gatekeeper's yet: keys wait
+  /// (unread) until its answer has replaced it.
+  public var awaitsStatus: Bool { confirming }
 
   /// The descriptors to poll for reading, each with the request it answers.
   public var watched: [(fd: Int32, request: Request)] {
@@ -99,28 +109,38 @@ public final class LockController {
     if let pending { list.append((pending.output.rawValue, .verify)) }
     if let passwordRequest { list.append((passwordRequest.output.rawValue, .accountPassword)) }
     if let externalRequest { list.append((externalRequest.output.rawValue, .external)) }
-    if let unconfirmed { list.append((unconfirmed.output.rawValue, .status)) }
+    if let unconfirmed { list.append((unconfirmed.request.output.rawValue, .status)) }
     return list
   }
 
-  /// The requests whose descriptors poll reported; false when the
-  /// gatekeeper's status refused the screen drawn from the cache (`failure`).
-  public func answered(_ requests: [Request]) -> Bool {
-    if requests.contains(.status), !statusArrived() { return false }
+  /// The requests whose descriptors poll reported.
+  public func answered(_ requests: [Request]) {
+    if requests.contains(.status) { statusArrived() }
     if requests.contains(.verify), let request = pending {
       pending = nil
       apply(screen.verdict(verdict(request), now: Self.now()))
     }
     if requests.contains(.accountPassword) { passwordFrameArrived() }
     if requests.contains(.external) { externalFrameArrived() }
-    return true
   }
 
-  /// Timers: the external authenticator's automatic start.
+  /// Timers: the external authenticator's automatic start, the status asked
+  /// again, and requests past their deadline (a stopped gatekeeper).
   public func tick(now: Int64) {
     if let at = externalStartAt, now >= at {
       externalStartAt = nil
       startExternal()
+    }
+    if let at = statusRetryAt, now >= at { askForStatus() }
+    if let (request, since) = unconfirmed, now - since >= Self.statusDeadlineMilliseconds {
+      request.cancel()
+      unconfirmed = nil
+      settle(.unknown("passlock-auth did not answer within \(Self.statusDeadlineMilliseconds / 1000) s"))
+    }
+    if let request = pending, now - pendingSince >= Self.verifyDeadlineMilliseconds {
+      request.cancel()
+      pending = nil
+      apply(screen.verdict(.refused(texts.checkFailed), now: now))
     }
   }
 
@@ -133,6 +153,9 @@ public final class LockController {
     if screen.isShaking(now: now) { wait = min(wait, 50) }
     if screen.secondsUntilRetry(now: now) > 0 { wait = min(wait, 1000 - (screen.retryAt.map { $0 - now } ?? 0) % 1000) }
     if let at = externalStartAt { wait = min(wait, at - now) }
+    if let at = statusRetryAt { wait = min(wait, at - now) }
+    if let since = unconfirmed?.since { wait = min(wait, since + Self.statusDeadlineMilliseconds - now) }
+    if pending != nil { wait = min(wait, pendingSince + Self.verifyDeadlineMilliseconds - now) }
     return wait
   }
 
@@ -178,52 +201,57 @@ public final class LockController {
     }
   }
 
-  // MARK: A first frame from the cache
+  // MARK: A first frame before the gatekeeper's answer
 
-  /// Draws from a cached status: once the first frame is up the gatekeeper
-  /// is asked (`askForStatus`), and `confirm` checks its answer.
-  public func awaitStatus(confirm: @escaping (Result<AuthResult, ClientError>) throws(CommandFailure) -> StoreStatus) {
-    self.confirm = confirm
+  /// The screen was drawn from a cached status, or with none (`failures`
+  /// requests went unanswered already): once the first frame is up the
+  /// gatekeeper is asked (`askForStatus`), and again until it answers.
+  public func awaitStatus(failures: Int = 0) {
+    confirming = true
+    statusFailures = failures
   }
 
-  /// After the first frame: asks the gatekeeper for the status a cached one
-  /// stands in for (asked only now, so that it does not compete with the
-  /// frame); false when it cannot even start and that refuses the screen.
-  public func askForStatus() -> Bool {
-    guard confirm != nil else { return true }
-    do { unconfirmed = try gatekeeper.start(.status) } catch { return settle(.failure(error)) }
-    return true
+  /// After the first frame, and on each retry: asks the gatekeeper for the
+  /// status on screen (asked only then, so that it does not compete with
+  /// the frame). A request that cannot start is answered by a retry.
+  public func askForStatus() {
+    guard confirming, unconfirmed == nil else { return }
+    statusRetryAt = nil
+    do { unconfirmed = (try gatekeeper.start(.status), Self.now()) } catch { settle(.unknown(error.description)) }
   }
 
-  private func statusArrived() -> Bool {
-    guard let request = unconfirmed else { return true }
+  private func statusArrived() {
+    guard let (request, _) = unconfirmed else { return }
     unconfirmed = nil
     let answer: Result<AuthResult, ClientError>
     do { answer = .success(try request.finish { _, _, _ in false }) } catch { answer = .failure(error) }
-    return settle(answer)
+    settle(UnlockStatus.read(answer))
   }
 
-  /// The gatekeeper's status replaces the cached one (nothing was typed
-  /// yet); false when it refuses the lock screen.
-  private func settle(_ answer: Result<AuthResult, ClientError>) -> Bool {
-    guard let confirm else { return true }
-    self.confirm = nil
-    let status: StoreStatus
-    do { status = try confirm(answer) } catch {
-      failure = error
-      return false
-    }
+  /// The gatekeeper's reading replaces the screen drawn before it (nothing
+  /// was typed yet). No answer keeps the screen, says why, and asks again.
+  private func settle(_ reading: StatusReading) {
     let now = Self.now()
-    screen = LockScreen(unlocking: status, revealLastDigit: screen.revealLastDigit, now: now)
-    context.userAtHost = userAtHost(status.user)
-    if status.externalRefusal.isEmpty {
+    switch reading {
+    case .unknown(let why), .gatekeeperUnavailable(let why):
+      statusFailures += 1
+      statusRetryAt = now + RetryDelay.milliseconds(afterFailures: statusFailures)
+      screen.statusUnknown(why)
+      return
+    case .passcodeSet, .noPasscode, .storeRefused:
+      break
+    }
+    confirming = false
+    statusFailures = 0
+    screen = LockScreen(reading: reading, revealLastDigit: screen.revealLastDigit, now: now)
+    if let user = reading.status?.user { context.userAtHost = userAtHost(user) }
+    if case .passcodeSet(let status) = reading, status.externalRefusal.isEmpty {
       offerExternal()
     } else {
       context.externalKey = nil
       externalStartAt = nil
     }
     apply(screen.start())
-    return true
   }
 
   // MARK: External authenticator
@@ -235,7 +263,7 @@ public final class LockController {
   public func offerExternal() {
     guard let external, screen.flow == .unlock, !screen.lockedOut else { return }
     context.externalKey = external.label
-    if confirm == nil && external.autoStart && externalStartAt == nil && externalRequest == nil {
+    if !confirming && external.autoStart && externalStartAt == nil && externalRequest == nil {
       externalStartAt = Self.now() + external.armDelayMilliseconds
     }
   }
@@ -342,8 +370,9 @@ public final class LockController {
         pending = try gatekeeper.start(.verify) { (channel) throws(SystemError) in
           try channel.send(.secret, secret: entry)
         }
+        pendingSince = now
       } catch {
-        apply(screen.verdict(.refused(error.description), now: now))
+        apply(screen.verdict(.refused(texts.checkFailed), now: now))
       }
     case (_, .new):
       let violation = entry.withBytes { PasscodePolicy.check($0, allowSimple: allowSimple) }
@@ -368,7 +397,7 @@ public final class LockController {
   /// Turns the gatekeeper's answer to a verify into the screen's verdict.
   private func verdict(_ request: PendingRequest) -> LockScreen.Verdict {
     let result: AuthResult
-    do { result = try request.finish { _, _, _ in false } } catch { return .refused(error.description) }
+    do { result = try request.finish { _, _, _ in false } } catch { return .refused(texts.checkFailed) }
     switch VerifyOutcome(result) {
     case .accepted:
       first.replace(with: entry)
@@ -381,6 +410,8 @@ public final class LockController {
     case .delayed(let retry): return .wait(seconds: retry, failures: screen.failedAttempts)
     case .accountPasswordRequired: return .lockedOut(failures: max(screen.failedAttempts, AttemptPolicy.lockoutFailures))
     case .failed(.storeBusy, _): return .busy
+    case .failed(.storeUnwritable, _):
+      return .unrecorded(result.fields[UnwritableStore.field].flatMap(UnwritableStore.init(rawValue:)) ?? .full)
     case .failed(let code, let message): return .refused(message ?? "passlock-auth failed (\(code))")
     }
   }

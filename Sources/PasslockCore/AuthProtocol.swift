@@ -83,6 +83,13 @@ public enum AuthProtocol {
     case externalDisabled = 10
     /// The store's lock was held past its deadline by another process: nothing was checked or counted.
     case storeBusy = 11
+    /// The attempt could not be recorded (a full or read-only file system:
+    /// `reason` is an `UnwritableStore`): nothing was checked.
+    case storeUnwritable = 12
+    /// The gatekeeper cannot work here at all (installed setuid but run
+    /// without its privileges, no account for the caller): no lock screen
+    /// started from here could unlock anything.
+    case gatekeeperUnavailable = 13
     case delayed = 75
     case accountPasswordRequired = 77
   }

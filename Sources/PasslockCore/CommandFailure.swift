@@ -91,8 +91,10 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .rejected: self = .passcodeRefused(message ?? "not allowed")
     case .accountPasswordFailed: self = .accountPasswordRejected(message)
     case .externalUnavailable, .externalFailed, .externalDisabled: self = .externalFailed(message)
-    case .storeError: self = .store(message ?? "the passcode store cannot be used")
+    // A gatekeeper that cannot work here says what to fix, as a refused store does.
+    case .storeError, .gatekeeperUnavailable: self = .store(message ?? "the passcode store cannot be used")
     case .storeBusy: self = .storeBusy(message ?? "the passcode store is busy; try again")
+    case .storeUnwritable: self = .store(message ?? "the passcode store cannot record the attempt")
     case .ok, .mismatch, .delayed, .accountPasswordRequired, .protocolError:
       self = .gatekeeper(message ?? "passlock-auth failed (\(code))")
     }

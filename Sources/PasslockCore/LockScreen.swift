@@ -26,6 +26,17 @@ public struct LockScreen: Sendable, Equatable {
     case accountPasswordRejected(String)
     /// Nothing was checked: another process holds the store.
     case storeBusy
+    /// The gatekeeper's status is not known (why): asked again after a
+    /// moment; the screen stays locked meanwhile.
+    case checking(String)
+    /// The gatekeeper says no passcode is set: only the account password unlocks.
+    case noPasscode
+    /// The store cannot record an attempt: the passcode is not checked; the
+    /// account password unlocks.
+    case cannotRecord(UnwritableStore)
+
+    /// Says what is going on rather than what went wrong.
+    public var isProgress: Bool { self == .checking("") }
   }
 
   /// What the controller must do after an event.
@@ -58,6 +69,9 @@ public struct LockScreen: Sendable, Equatable {
     case passwordRejected(String)
     /// The store was busy: nothing was checked or counted; type it again.
     case busy
+    /// The attempt could not be recorded (a full or read-only store):
+    /// nothing was checked; the account password field opens.
+    case unrecorded(UnwritableStore)
   }
 
   public static let shakeMilliseconds: Int64 = 300
@@ -111,6 +125,31 @@ public struct LockScreen: Sendable, Equatable {
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
       revealLastDigit: revealLastDigit, now: now)
   }
+
+  /// The unlock screen for what the gatekeeper's status says (StatusReading):
+  /// the passcode screen for a passcode that is set; the account password
+  /// when there is none or the store cannot be used (why shown); and while
+  /// the status is not known, "Checking…" with why, no dots and no keys
+  /// until it comes. Never a screen that gives the session back.
+  public init(reading: StatusReading, revealLastDigit: Bool = true, now: Int64) {
+    switch reading {
+    case .passcodeSet(let status):
+      self.init(unlocking: status, revealLastDigit: revealLastDigit, now: now)
+    case .noPasscode:
+      self.init(flow: .unlock, length: nil, lockedOut: true, revealLastDigit: revealLastDigit, now: now)
+      notice = .noPasscode
+    case .storeRefused(let why):
+      self.init(flow: .unlock, length: nil, lockedOut: true, revealLastDigit: revealLastDigit, now: now)
+      notice = .refused(why)
+    case .gatekeeperUnavailable(let why), .unknown(let why):
+      self.init(flow: .unlock, length: nil, revealLastDigit: revealLastDigit, now: now)
+      notice = .checking(why)
+    }
+  }
+
+  /// The gatekeeper gave no answer (why): said on the screen, which stays as
+  /// it is (locked) until an answer comes.
+  public mutating func statusUnknown(_ why: String) { notice = .checking(why) }
 
   /// Call once after creating a locked-out lock screen: opens the password field.
   public mutating func start() -> [Effect] {
@@ -280,6 +319,10 @@ public struct LockScreen: Sendable, Equatable {
       // Not a wrong passcode: no shake, nothing counted.
       notice = .storeBusy
       return [.clearEntry, .bell]
+    case .unrecorded(let reason):
+      // Nothing checked or counted: no shake; the password needs no write.
+      notice = .cannotRecord(reason)
+      return [.bell] + openPassword()
     case .passwordRejected(let message):
       notice = .accountPasswordRejected(message)
       passwordPrompt = nil

@@ -46,6 +46,21 @@ public struct Texts: Sendable, Equatable {
     case .accountPasswordRejected(let message):
       return (ja ? "パスワードが違います" : "Password not accepted") + (message.isEmpty ? "" : " (\(message))")
     case .storeBusy: return storeBusy
+    case .checking(let why):
+      guard !why.isEmpty else { return checking }
+      return ja ? "確認できません（\(why)）。再試行します…" : "Can't check now (\(why)); trying again…"
+    case .noPasscode:
+      return ja ? "パスコードが設定されていません。アカウントのパスワードを入力してください" : "No passcode is set: enter your account password"
+    case .cannotRecord(let reason):
+      switch reason {
+      case .full:
+        return ja
+          ? "ディスクがいっぱいで試行を記録できません。アカウントのパスワードを使ってください" : "Can't record attempts: the disk is full. Use your account password."
+      case .readOnly:
+        return ja
+          ? "読み取り専用のため試行を記録できません。アカウントのパスワードを使ってください"
+          : "Can't record attempts: the store is read-only. Use your account password."
+      }
     }
   }
 
@@ -77,6 +92,12 @@ public struct Texts: Sendable, Equatable {
   public var tooManyAttempts: String { ja ? "試行回数が多すぎます" : "Too many failed attempts" }
 
   public var checking: String { ja ? "確認中…" : "Checking…" }
+
+  /// A passcode check that got no answer (the gatekeeper killed, stopped or
+  /// not started): nothing unlocked; it may have been counted.
+  public var checkFailed: String {
+    ja ? "パスコードを確認できませんでした。もう一度どうぞ" : "The passcode could not be checked. Try again."
+  }
 
   /// Under the account password field while Caps Lock is on (the Wayland lock
   /// screen knows it from the keymap; a terminal cannot).

@@ -145,8 +145,12 @@ public struct PasscodeStore: ~Copyable {
       // Re-read: other tries may have been counted while we hashed.
       guard case .record(var current) = storedAttempts() else { return .accountPasswordRequired(reason: nil) }
       if ConstantTime.equals(computed, record.hash) {
-        // The boot id matters only on success: read it then, not on every try.
-        try write(.succeeded(now: now, boot: boot ?? BootID.current()))
+        // The boot id matters only on success: read it then, not on every
+        // try. A success the store cannot record (the disk filled since the
+        // count) is still one: the count keeps this attempt, never fewer.
+        do throws(StoreError) { try write(.succeeded(now: now, boot: boot ?? BootID.current())) } catch {
+          guard error.unwritable != nil else { throw error }
+        }
         return .accepted
       }
       if !lastWrong.isEmpty && ConstantTime.equals(computed, lastWrong) {
@@ -293,6 +297,13 @@ public enum StoreError: Error, CustomStringConvertible {
     case .file(let e): return e.description
     case .hash(let e): return e.description
     }
+  }
+
+  /// A write the file system refused for want of space or for being
+  /// read-only: nothing the store holds is wrong, it just cannot change.
+  public var unwritable: UnwritableStore? {
+    guard case .file(.system(let error)) = self else { return nil }
+    return UnwritableStore(errno: error.errno)
   }
 }
 

@@ -1,3 +1,4 @@
+import PasslockCore
 import PasslockPOSIX
 
 /// Retries of something that fails for a moment (logind's Inhibit right
@@ -18,9 +19,9 @@ public final class RetryChain {
   /// returned. Nothing more is scheduled while one retry waits.
   @discardableResult
   public func failed(_ retry: @escaping () -> Void) -> Int64 {
-    guard timer == nil else { return Self.delay(afterFailures: failures) }  // that retry answers this ask too
+    guard timer == nil else { return RetryDelay.milliseconds(afterFailures: failures) }  // that retry answers this ask too
     failures += 1
-    let delay = Self.delay(afterFailures: failures)
+    let delay = RetryDelay.milliseconds(afterFailures: failures)
     timer = loop.after(milliseconds: delay) { [unowned self] in
       timer = nil
       retry()
@@ -34,7 +35,4 @@ public final class RetryChain {
     timer = nil
     failures = 0
   }
-
-  /// 100 ms after the first failure, doubling, at most 5 s.
-  public static func delay(afterFailures failures: Int) -> Int64 { min(5000, 50 << min(max(failures, 1), 7)) }
 }

@@ -81,7 +81,11 @@ enum ExternalAuthenticator {
         return AuthResult(.externalFailed, message: error.description)
       }
     }
-    try store.externalSucceeded()
+    // Accepted: it unlocks even where the store cannot record the success
+    // (the attempt counted before it ran then stays counted: never fewer).
+    do throws(StoreError) { try store.externalSucceeded() } catch {
+      guard error.unwritable != nil else { throw error }
+    }
     return AuthResult(.ok)
   }
 }

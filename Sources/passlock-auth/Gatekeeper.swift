@@ -29,16 +29,39 @@ struct Gatekeeper {
         guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
         return try ExternalAuthenticator.run(mode: mode, channel: channel, store: store)
       case .accountPassword:
-        guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.noPasscode) }
+        // PAM's verdict is the unlock, whatever the store can do: no
+        // passcode, a refused, busy, full or read-only store (the lock
+        // screen then asks for the password) must not keep it from
+        // unlocking. The counter starts again where the store can say so
+        // (a busy one once it is free: clearAttempts); elsewhere it keeps
+        // what it counted, never less.
         if let failure = accountPassword() { return failure }
-        // A busy store does not keep the accepted password from unlocking:
-        // the counter is cleared once the store is free (clearAttempts).
-        let cleared = try store.clearAttempts()
-        return AuthResult(.ok, cleared == .deferred ? ["counter_cleared": "later"] : [:])
+        do {
+          guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.ok) }
+          return AuthResult(.ok, try store.clearAttempts() == .deferred ? ["counter_cleared": "later"] : [:])
+        } catch {
+          return AuthResult(.ok, ["counter_cleared": "no", "message": error.description])
+        }
       }
     } catch {
-      return AuthResult(PasscodeStore.isBusy(error) ? .storeBusy : .storeError, message: error.description)
+      return Self.failure(error)
     }
+  }
+
+  /// A store error as its result: busy (nothing checked, try again),
+  /// unable to record (full, read-only: the account password), or refused.
+  static func failure(_ error: StoreError) -> AuthResult {
+    if PasscodeStore.isBusy(error) { return AuthResult(.storeBusy, message: error.description) }
+    if let reason = error.unwritable {
+      return AuthResult(
+        .storeUnwritable,
+        [
+          UnwritableStore.field: reason.rawValue,
+          "message": "cannot record the attempt (\(error)); nothing was checked. Free some space "
+            + "or make the store writable, or use the account password ('passlock reset')",
+        ])
+    }
+    return AuthResult(.storeError, message: error.description)
   }
 
   private func set(_ request: borrowing Request) throws(StoreError) -> AuthResult {

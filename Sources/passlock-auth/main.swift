@@ -34,8 +34,9 @@ let mode: Mode
 do {
   mode = try Mode.detect()
 } catch {
-  // The client prints the message; the gatekeeper itself stays quiet.
-  let result = AuthResult(.storeError, message: error.description)
+  // The client prints the message; the gatekeeper itself stays quiet. Not
+  // a store problem: nothing started from here can check anything.
+  let result = AuthResult(.gatekeeperUnavailable, message: error.description)
   try? channel.send(.result, result.encoded())
   exit(Int32(result.code.rawValue))
 }

@@ -25,22 +25,21 @@ extension Commands {
     // passlock-vt's VT: what was typed there was typed at the lock (at the
     // frame the holder painted), not into a session.
     prepared.terminal.keepsTypeahead = ownVT
-    let status = try unlock.first()
-    var screen = LockScreen(unlocking: status, now: LockController.now())
+    // From here on the terminal is locked whatever the gatekeeper does:
+    // only its accepted verdict gives it back (StatusReading).
+    let first = try unlock.first()
+    var screen = LockScreen(reading: first, now: LockController.now())
     let lockScreen = prepared.lockScreen(
-      screen: &screen, user: status.user, gatekeeper: gatekeeper,
+      screen: &screen, user: first.status?.user ?? environment("USER") ?? "", gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
-    if unlock.cached != nil {
-      lockScreen.controller.awaitStatus(confirm: UnlockStatus.confirm)
-    }
+    if unlock.awaitsAnswer(after: first) { lockScreen.controller.awaitStatus(failures: first.isUnknown ? 1 : 0) }
     lockScreen.stopsForegroundJob = !ownVT
     lockScreen.foregroundLeader = leader
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
-    if status.externalRefusal.isEmpty { lockScreen.controller.offerExternal() }
+    if let status = first.status, status.externalRefusal.isEmpty { lockScreen.controller.offerExternal() }
     let outcome: TerminalLockScreen.Outcome
     do { outcome = try lockScreen.run() } catch { throw .refused(error.description) }
-    if let failure = lockScreen.failure { throw failure }
     guard outcome == .finished else { return 129 }
     // A daemon that adopted this lock screen (it is not its child) reads
     // the unlock from the record's absence.

@@ -12,8 +12,6 @@ final class TerminalLockScreen {
     case finished
     /// The terminal went away (SIGHUP, end of input): nothing was unlocked.
     case hangup
-    /// The gatekeeper's status refused the lock screen drawn from the cache (`failure`).
-    case refused
   }
 
   let terminal: LockTerminal
@@ -47,8 +45,6 @@ final class TerminalLockScreen {
   }
 
   var screen: LockScreen { controller.screen }
-  /// Why the gatekeeper's status ended the lock screen (no passcode, a refused store).
-  var failure: CommandFailure? { controller.failure }
 
   func run() throws(LockTerminalError) -> Outcome {
     try terminal.begin()
@@ -71,7 +67,7 @@ final class TerminalLockScreen {
     // Someone else's terminal: its job is stopped before any key is read
     // (the /proc scan that finds it stays off the way to the first frame).
     if stopsForegroundJob { terminal.freezeForegroundJob() }
-    if !controller.askForStatus() { return .refused }
+    controller.askForStatus()
     var buffer = [UInt8](repeating: 0, count: 512)
     while !screen.finished {
       // Keys wait in the terminal until the screen shows the gatekeeper's status.
@@ -111,7 +107,7 @@ final class TerminalLockScreen {
         }
       }
       let answered = zip(watched, fds[2...]).filter { $0.1.revents != 0 }.map { $0.0.request }
-      if !controller.answered(answered) { return .refused }
+      controller.answered(answered)
       controller.tick(now: now)
       // A lone Esc: after a quiet moment it was just the Esc key.
       if parser.isPending && now - lastInputAt >= 50, let key = parser.timeOut() { handle(key, now: now) }

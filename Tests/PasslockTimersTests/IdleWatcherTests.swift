@@ -110,7 +110,7 @@ import Testing
 /// logind's Inhibit retried after a moment's failure: one chain, doubling to 5 s.
 @Suite struct RetryChainTests {
   @Test func delaysDoubleFrom100MillisecondsTo5Seconds() {
-    #expect((1...9).map { RetryChain.delay(afterFailures: $0) } == [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000])
+    #expect((1...9).map { RetryDelay.milliseconds(afterFailures: $0) } == [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000])
   }
 
   @Test func oneChainHoweverManyPathsAsk() {

@@ -1,0 +1,1 @@
+../../PasslockCore/StatusReading.swift
