@@ -2,10 +2,14 @@ import CCairo
 import Glibc
 
 /// cairo (with fontconfig, freetype, pixman and their few dependencies),
-/// loaded when the first frame is to be drawn instead of before `main`.
-/// Loading it is most of a start-up, and on a compositor that sends `locked`
-/// at once (sway) the lock request, and so `locked` and the ready byte, come
-/// that much sooner; the first frame comes when it did. The functions are
+/// loaded by the program itself rather than by the loader before `main`,
+/// and before the lock is asked for: a lock screen that could not draw after
+/// the compositor's `locked` could neither show nor give back the session
+/// (only an accepted verdict gives it back), so a broken install is found
+/// while nothing is locked yet (status 69: passlockd locks a console
+/// instead). The loader's own start-up stays small (libwayland and
+/// xkbcommon only), and the load runs while the gatekeeper answers the
+/// status on the other core. The functions are
 /// the ones CCairo declares, called through the addresses `dlsym` gives for
 /// their names (fontconfig's are found through cairo's handle, which
 /// depends on it).

@@ -17,15 +17,31 @@ final class Keymap {
     xkb_context_unref(context)
   }
 
+  /// The largest keymap taken (a full xkeyboard-config keymap is ~60 KiB).
+  static let maximumSize = 1 << 20
+
   /// wl_keyboard.keymap with format XKB_V1: the keymap text in `fd`
-  /// (`size` bytes with the NUL). A keymap that does not load leaves the
-  /// previous one in force.
+  /// (`size` bytes with the NUL). Read, not mapped: a compositor's file
+  /// shorter than it says (or cut short later) would fault a mapping with
+  /// SIGBUS. Only as much as the file holds, up to `maximumSize`; a keymap
+  /// that does not load leaves the previous one in force.
   func load(fd: Int32, size: UInt32) {
-    guard size > 1, let text = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), text != MAP_FAILED else { return }
-    defer { munmap(text, Int(size)) }
-    guard
-      let loaded = xkb_keymap_new_from_buffer(
-        context, text.assumingMemoryBound(to: CChar.self), Int(size) - 1, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS)
+    var st = stat()
+    guard size > 1, Int(size) <= Self.maximumSize, fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return }
+    let length = min(Int(size), Int(st.st_size))
+    guard length > 1 else { return }
+    var text = [CChar](repeating: 0, count: length + 1)
+    var done = 0
+    while done < length {
+      let n = text.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, length - done, off_t(done)) }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else { break }
+      done += n
+    }
+    // The text ends at its NUL, or where the file did.
+    let end = text[..<done].firstIndex(of: 0) ?? done
+    guard end > 0,
+      let loaded = xkb_keymap_new_from_buffer(context, text, end, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS)
     else { return }
     xkb_state_unref(state)
     xkb_keymap_unref(keymap)

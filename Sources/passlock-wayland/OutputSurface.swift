@@ -41,9 +41,17 @@ final class OutputSurface {
   // MARK: Events
 
   func scaleChanged(_ factor: Int32) {
-    scale = max(1, factor)
+    scale = min(max(1, factor), Self.maximumScale)
     drawn = nil
   }
+
+  /// Bounds on what a compositor may ask for: beyond them it is nonsense
+  /// (a buffer of 0x90000000 × 1 pixels), and the surface is left without
+  /// a frame (the compositor shows its own locked background) rather than
+  /// the lock screen trapping on an overflow.
+  static let maximumScale: Int32 = 8
+  /// In buffer pixels (size × scale): 1 GiB of ARGB at most, within wl_shm's 32-bit sizes.
+  static let maximumSide: UInt32 = 16_384
 
   func done() {
     let first = !described
@@ -81,7 +89,10 @@ final class OutputSurface {
 
   /// The compositor has said the size, and the frame on screen is not the
   /// one showing `state`.
-  func needsFrame(_ state: WaylandLock.FrameState) -> Bool { surface != nil && width > 0 && height > 0 && drawn != state }
+  func needsFrame(_ state: WaylandLock.FrameState) -> Bool {
+    let side = 1...(Self.maximumSide / UInt32(scale))
+    return surface != nil && side.contains(width) && side.contains(height) && drawn != state
+  }
 
   /// Draws the frame showing `state`, unless it is already on screen
   /// or the compositor has not said the size yet.

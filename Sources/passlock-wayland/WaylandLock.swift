@@ -6,8 +6,10 @@ import Glibc
 /// lock, gives every output a lock surface (outputs added while locked too),
 /// draws the passcode screen on each, feeds keys, clicks and taps to the
 /// shared `LockController`, and unlocks (`unlock_and_destroy`) only after the
-/// controller finished: a real unlock. If this program dies, the compositor
-/// keeps the session locked.
+/// controller finished: an accepted verdict, and only a lock the compositor
+/// confirmed (`locked`). Nothing else gives the session back: no answer from
+/// the gatekeeper, a frame that cannot be drawn, a compositor's nonsense. If
+/// this program dies, the compositor keeps the session locked.
 final class WaylandLock {
   /// How a lock ended without an unlock.
   enum Failure: Error {
@@ -25,21 +27,29 @@ final class WaylandLock {
   private var sessionLock: OpaquePointer?
   private var outputs: [OutputSurface] = []
   private var seats: [Seat] = []
-  private(set) var locked = false
-  private var finished = false
+  /// The lock's life (SessionLockLife): when it is on screen, when it ends.
+  private var life = SessionLockLife()
+  /// How the lock ended, once it has.
+  private var ending: SessionLockLife.Ending?
+  var locked: Bool { life.phase == .locked }
 
   private var controller: LockController?
   private let renderer: LockRenderer
-  /// Made with cairo, once the first frame is to be drawn.
+  /// cairo, loaded before the lock is asked for (DrawingLibrary).
+  private let lib: DrawingLibrary
+  /// Made with cairo once the first frame is drawn (fontconfig's set-up).
   private var painter: Painter?
   private var readyFD: FileDescriptor?
   /// Keys and clicks that came before the gatekeeper's status replaced the
-  /// cached one: they wait, as on the terminal, and count once it is in.
+  /// one on screen: they wait, as on the terminal, and count once it is in.
+  /// (A few: a status that does not come must not make them pile up.)
   private var waiting: [(key: InputParser.Key?, keypad: LockRenderer.KeypadKey?)] = []
+  private static let waitingLimit = 64
 
-  init(display: OpaquePointer, renderer: LockRenderer, readyFD: FileDescriptor?) {
+  init(display: OpaquePointer, renderer: LockRenderer, lib: DrawingLibrary, readyFD: FileDescriptor?) {
     self.display = display
     self.renderer = renderer
+    self.lib = lib
     self.readyFD = readyFD
   }
 
@@ -111,70 +121,66 @@ final class WaylandLock {
   /// An output's first `done`: its scale is known. Under the lock (an output
   /// added while locked too) it gets its lock surface now.
   func outputDescribed(_ output: OutputSurface) {
-    guard let sessionLock, let compositor, !finished else { return }
+    guard let sessionLock, let compositor, life.phase != .ended else { return }
     output.createLockSurface(lock: sessionLock, compositor: compositor)
   }
 
   // MARK: Locking
 
-  /// Asks the compositor to lock and runs the lock screen until a real
-  /// unlock (then `unlock_and_destroy`).
+  /// Asks the compositor to lock and runs the lock screen until an
+  /// accepted verdict (then `unlock_and_destroy`). Throws when the lock does
+  /// not stand: refused before `locked`, or ended by the compositor (never
+  /// by us); the session is then the compositor's to keep or give back.
   func lock(controller: LockController) throws(Failure) {
     self.controller = controller
     sessionLock = ext_session_lock_manager_v1_lock(manager)
     ext_session_lock_v1_add_listener(sessionLock, LockListeners.sessionLock, opaque)
+    perform(life.handle(.lockAsked))
     for output in outputs where output.described { outputDescribed(output) }
     controller.start()
-    var askedForStatus = false
-    while true {
-      if finished {
-        // Before `locked`: another locker holds the lock. After: the
-        // compositor ended it (nothing of ours unlocked it).
-        throw .refused(locked ? .refused("the compositor ended the lock") : .lockHeldElsewhere)
-      }
-      if locked && !askedForStatus {
+    while ending == nil {
+      drawAll()
+      do { try waitForEvents(controller) } catch { perform(life.handle(.connectionLost)) }
+      if controller.screen.finished { perform(life.handle(.accepted)) }
+      replayWaiting(controller)
+    }
+    switch ending {
+    case .unlocked?:
+      _ = wl_display_roundtrip(display)  // the unlock reaches the compositor before we go
+    case .heldElsewhere?: throw .refused(.lockHeldElsewhere)
+    case .endedByCompositor?: throw .refused(.refused("the compositor ended the lock; nothing of ours unlocked it"))
+    case .compositorGone?, nil: throw .connectionLost
+    }
+  }
+
+  /// Carries out what the lock's life says (also from inside the
+  /// compositor's events: no round trip here).
+  private func perform(_ effects: [SessionLockLife.Effect]) {
+    for effect in effects {
+      switch effect {
+      case .reportReady:
+        if let readyFD {
+          // The compositor has locked the session: tell the waiting parent (one byte).
+          try? readyFD.writeAll([1])
+          readyFD.close()
+          self.readyFD = nil
+        }
+      case .askForStatus:
         // Asked once the compositor has the lock, so the gatekeeper does
-        // not compete with it; refused (no passcode any more): give it back.
-        askedForStatus = true
-        if !controller.askForStatus() { break }
+        // not compete with it; without an answer it is asked again, locked.
+        controller?.askForStatus()
+      case .unlockAndDestroy:
+        ext_session_lock_v1_unlock_and_destroy(sessionLock)
+        sessionLock = nil
+      case .end(let how):
+        ending = how
       }
-      if locked && (controller.screen.finished || controller.failure != nil) { break }
-      do { try drawAll() } catch {
-        // Nothing to draw with (a broken install): the session is given
-        // back, never left locked with nothing that could unlock it.
-        if locked { unlock() } else { ext_session_lock_v1_destroy(sessionLock) }
-        throw .refused(error)
-      }
-      try waitForEvents(controller)
-      if controller.failure == nil { replayWaiting(controller) }
-    }
-    if let failure = controller.failure {
-      // The status said this lock cannot be unlocked by anything (no
-      // passcode, a refused store): the session is given back, as the
-      // terminal lock screen gives back its terminal.
-      unlock()
-      throw .refused(failure)
-    }
-    unlock()
-  }
-
-  private func unlock() {
-    ext_session_lock_v1_unlock_and_destroy(sessionLock)
-    sessionLock = nil
-    _ = wl_display_roundtrip(display)
-  }
-
-  func lockedEvent() {
-    locked = true
-    if let readyFD {
-      // The compositor has locked the session: tell the waiting parent (one byte).
-      try? readyFD.writeAll([1])
-      readyFD.close()
-      self.readyFD = nil
     }
   }
 
-  func finishedEvent() { finished = true }
+  func lockedEvent() { perform(life.handle(.locked)) }
+
+  func finishedEvent() { perform(life.handle(.finished)) }
 
   // MARK: The loop
 
@@ -207,7 +213,7 @@ final class WaylandLock {
       }
     }
     let answered = zip(watched, fds[2...]).filter { $0.1.revents != 0 }.map { $0.0.request }
-    _ = controller.answered(answered)
+    controller.answered(answered)
     controller.tick(now: LockController.now())
   }
 
@@ -218,7 +224,7 @@ final class WaylandLock {
   func press(_ key: InputParser.Key) {
     guard let controller, locked else { return }
     if controller.awaitsStatus {
-      waiting.append((key, nil))
+      if waiting.count < Self.waitingLimit { waiting.append((key, nil)) }
     } else {
       controller.press(key, now: LockController.now())
     }
@@ -230,7 +236,7 @@ final class WaylandLock {
       let key = outputs.first(where: { $0.isSurface(surface) })?.layout?.key(atX: x, y: y)
     else { return }
     if controller.awaitsStatus {
-      waiting.append((nil, key))
+      if waiting.count < Self.waitingLimit { waiting.append((nil, key)) }
     } else {
       controller.press(keypad: key, now: LockController.now())
     }
@@ -270,20 +276,14 @@ final class WaylandLock {
       secondsUntilRetry: screen.secondsUntilRetry(now: now), capsLock: capsLock)
   }
 
-  private func drawAll() throws(CommandFailure) {
+  private func drawAll() {
     guard let controller, let shm else { return }
     let now = LockController.now()
     controller.context.clock = wallClockText()
     let state = frameState(controller, now: now)
     guard outputs.contains(where: { $0.needsFrame(state) }) else { return }
-    // The first frame: cairo is loaded now (DrawingLibrary).
-    let painter: Painter
-    if let loaded = self.painter {
-      painter = loaded
-    } else {
-      painter = Painter(renderer: renderer, lib: try DrawingLibrary.load())
-      self.painter = painter
-    }
+    let painter = self.painter ?? Painter(renderer: renderer, lib: lib)
+    self.painter = painter
     for output in outputs {
       output.draw(
         state: state, shm: shm, lib: painter.lib,

@@ -75,8 +75,10 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
   }
   let gatekeeper = GatekeeperClient.locate()
   // The cached status, or the gatekeeper's answer started now: it comes
-  // while we connect to the compositor.
+  // while we load cairo and connect to the compositor.
   let unlock = try UnlockStatus.begin(gatekeeper: gatekeeper)
+  // Everything it draws with, before anything is locked (DrawingLibrary).
+  let lib = try DrawingLibrary.load()
   let config: Config
   do { config = try ConfigLoader.load() } catch {
     // A typo in the config must never keep a screen from locking.
@@ -93,22 +95,24 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
     throw .noSessionLock("cannot connect to the Wayland compositor at \(runtime)/\(displayName): \(String(cString: strerror(errno)))")
   }
   defer { wl_display_disconnect(display) }
-  let session = WaylandLock(display: display, renderer: renderer, readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
+  let session = WaylandLock(
+    display: display, renderer: renderer, lib: lib, readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
   do throws(WaylandLock.Failure) {
     try session.connect(displayName: displayName)
-    // Nothing is locked before the status says a passcode is set.
-    let status: StoreStatus
-    do { status = try unlock.first() } catch { throw .refused(error) }
-    let screen = LockScreen(unlocking: status, revealLastDigit: renderer.theme.revealLastDigit, now: LockController.now())
+    // Nothing is locked when the gatekeeper says no passcode is set; no
+    // answer at all locks, with the status asked again (StatusReading).
+    let first: StatusReading
+    do { first = try unlock.first() } catch { throw .refused(error) }
+    let screen = LockScreen(reading: first, revealLastDigit: renderer.theme.revealLastDigit, now: LockController.now())
     let controller = LockController(
       gatekeeper: gatekeeper, screen: screen,
-      context: LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(status.user)), texts: renderer.texts,
-      terminal: nil, external: appearance.external)
+      context: LockRenderer.Context(clock: wallClockText(), userAtHost: userAtHost(first.status?.user ?? environment("USER") ?? "")),
+      texts: renderer.texts, terminal: nil, external: appearance.external)
     defer { controller.end() }
-    if unlock.cached != nil { controller.awaitStatus(confirm: UnlockStatus.confirm) }
+    if unlock.awaitsAnswer(after: first) { controller.awaitStatus(failures: first.isUnknown ? 1 : 0) }
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
-    if status.externalRefusal.isEmpty { controller.offerExternal() }
+    if let status = first.status, status.externalRefusal.isEmpty { controller.offerExternal() }
     try session.lock(controller: controller)
   } catch {
     switch error {
