@@ -10,12 +10,16 @@
 ///   switches first).
 ///   With the holder's frame there, the lock screen starts once switching is
 ///   locked, not beside a display server giving up its VT.
-/// - The lock stands only once the first lock screen's frame is up and the
-///   holder's own status check says a passcode is set (the lock screen may
-///   draw from a cached status). Otherwise the console is given back at
-///   once, before the daemon hears of a lock: nothing typed reaches either.
-///   The status check starts once switching is locked: started before, the
-///   gatekeeper would hold up the switch and compete with the lock screen.
+/// - Once switching is locked, the lock stands unless the holder's own
+///   status check *says* nothing could unlock it (no passcode, a gatekeeper
+///   that cannot work here): then the console is given back at once,
+///   before the daemon hears of a lock (the lock screen may draw from a
+///   cached status, so its frame alone proves nothing). No answer, a late
+///   or failed first frame, a lock screen that did not start: the lock
+///   stands all the same (fail closed), and supervision starts lock screens
+///   until one is unlocked. The status check starts once switching is
+///   locked: started before, the gatekeeper would hold up the switch and
+///   compete with the lock screen.
 /// - Over a lock a killed holder left (`stale`), the frame and the status
 ///   come first: giving the console back afterwards would undo that lock too.
 /// - The caller can stop the holder between the checks and the lock, so the
@@ -25,7 +29,7 @@
 /// - Then the lock screens are supervised: only an exit 0 unlocks; others
 ///   restart with RestartBackoff, and when they keep failing the lock VT
 ///   says how to get out, and the console stays locked.
-public struct ConsoleLockSequence: Sendable {
+public struct ConsoleLockSequence: Hashable, Sendable {
   public enum Event: Equatable, Sendable {
     /// The lock VT is allocated, opened and in raw mode. `painted`: the
     /// holder's own first frame is on it. `stale`: a killed holder's lock
@@ -42,7 +46,8 @@ public struct ConsoleLockSequence: Sendable {
     /// The caller's session checked again once switching is locked (nil: still theirs).
     case sessionChecked(Refusal?)
     case firstFrame(FrameOutcome)
-    /// The holder's own status check: nil when a passcode is set, else why not.
+    /// The holder's own status check: why nothing could unlock, when the
+    /// gatekeeper said so; nil otherwise (a passcode is set, or no answer).
     case statusAnswered(refusal: String?)
     /// A supervised lock screen ended, after running `ranForSeconds`.
     case lockScreenExited(status: Int32, ranForSeconds: Double)
@@ -97,7 +102,7 @@ public struct ConsoleLockSequence: Sendable {
     case unlock
   }
 
-  public enum Phase: Equatable, Sendable {
+  public enum Phase: Hashable, Sendable {
     case preparing
     /// Over a stale lock: the frame and the status before the lock.
     case checkingBeforeLock
@@ -114,9 +119,6 @@ public struct ConsoleLockSequence: Sendable {
   private var switchingIsLocked = false
   private var lockScreenRunning = false
   private var statusCheckRunning = false
-  /// Why the lock screen started once switching was locked did not start.
-  private var lateStartFailure: String?
-  private var frame: FrameOutcome?
   private var backoff = RestartBackoff()
 
   /// How long, at most, the frame and the status answer are waited for together.
@@ -125,6 +127,7 @@ public struct ConsoleLockSequence: Sendable {
   public init() {}
 
   public mutating func handle(_ event: Event) -> [Effect] {
+    guard phase != .ended else { return [] }  // nothing after the end
     switch event {
     case .prepared(let painted, let stale):
       guard phase == .preparing else { return [] }
@@ -154,8 +157,11 @@ public struct ConsoleLockSequence: Sendable {
       switch phase {
       case .supervising: return [.showEmergency, .restartLockScreen(afterMilliseconds: 5_000)]
       case .locking where switchingIsLocked:
-        lateStartFailure = reason  // the lock is undone once it has settled
-        return []
+        // The lock stands without it (supervision starts another); the
+        // status check still says whether anything could unlock.
+        guard !stale, !statusCheckRunning else { return [] }
+        statusCheckRunning = true
+        return [.startStatusCheck]
       default:
         phase = .ended
         return cancelStatus() + [.abandon(Refusal(reason))]
@@ -176,11 +182,6 @@ public struct ConsoleLockSequence: Sendable {
 
     case .settled:
       guard phase == .locking else { return [] }
-      guard lockScreenRunning else {
-        phase = .ended
-        let reason = lateStartFailure ?? "the lock screen did not start; refusing to lock"
-        return cancelStatus() + [.giveBack(Refusal(reason))]
-      }
       phase = .checkingSession
       return [.checkSessionAgain]
 
@@ -196,13 +197,15 @@ public struct ConsoleLockSequence: Sendable {
 
     case .firstFrame(let outcome):
       guard phase == .checkingBeforeLock || phase == .awaitingLockStands else { return [] }
-      frame = outcome
       if case .exited = outcome { lockScreenRunning = false }
       return []
 
     case .statusAnswered(let refusal):
       statusCheckRunning = false
-      let problem = lockStandsProblem(refusal).map { Refusal("the lock screen cannot start: \($0); refusing to lock") }
+      // Only the gatekeeper saying nothing could unlock undoes the lock: a
+      // lock screen that drew nothing in time, exited or did not start is
+      // no reason (supervision starts another).
+      let problem = refusal.map { Refusal("the lock screen cannot start: \($0); refusing to lock") }
       switch phase {
       case .checkingBeforeLock:
         if let problem {
@@ -238,16 +241,6 @@ public struct ConsoleLockSequence: Sendable {
   private mutating func standing() -> [Effect] {
     phase = .supervising
     return [.lowerPriority, .reportReady, .supervise]
-  }
-
-  /// Why the console cannot stay locked, from the first frame and the
-  /// status answer (which is the better reason), or nil when both say it can.
-  private func lockStandsProblem(_ refusal: String?) -> String? {
-    switch frame {
-    case .drawn?: return refusal
-    case .exited(let status)?: return refusal ?? "it exited with status \(status)"
-    case .late?, nil: return refusal ?? "it drew nothing within \(Int(Self.lockStandsWithinSeconds)) s"
-    }
   }
 
   private mutating func stopLockScreen() -> [Effect] {

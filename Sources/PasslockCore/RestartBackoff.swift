@@ -2,7 +2,7 @@
 /// crash, a kill): at once for the first few, then after 100 ms, doubling up
 /// to 5 s while it keeps dying quickly. A run that lasted `quickSeconds` or
 /// more starts the count again. passlockd and the console holder both follow it.
-public struct RestartBackoff: Equatable, Sendable {
+public struct RestartBackoff: Hashable, Sendable {
   /// A lock screen that ended sooner than this after it started failed quickly.
   public static let quickSeconds: Double = 10
   /// Quick failures in a row restarted at once.

@@ -174,8 +174,8 @@ final class ConsoleLockRun {
       }
     }
     // Used up here, whatever it says (a used-up request is reaped, not
-    // cancelled). No check at all is no "passcode set".
-    let refusal = check.map { $0.refusal(by: deadline) } ?? "the status check did not start"
+    // cancelled). No check at all is no answer: the lock stands.
+    let refusal = check.map { $0.refusal(by: deadline) } ?? nil
     check = nil
     return effects + sequence.handle(.statusAnswered(refusal: refusal))
   }

@@ -25,10 +25,12 @@ func startLockScreen(on tty: String) throws(HolderError) -> (pid: pid_t, ready: 
 /// The store's status from the gatekeeper, asked by the holder itself over
 /// pipes only root-run processes hold (the user cannot reach them through
 /// /proc). The lock screen may draw its first frame from its cached status,
-/// so a lock stands only once this answer says a passcode is set: a console
-/// that nothing could unlock (no passcode, a gatekeeper that refuses) is
-/// given back at once and the caller told why. It is also the reason given
-/// when the lock screen draws nothing.
+/// so the holder asks for itself: when the gatekeeper *says* nothing could
+/// unlock (no passcode, a gatekeeper that cannot work here), the console is
+/// given back at once and the caller told why. Anything that is no answer
+/// (the gatekeeper killed, stopped, not started) locks all the same
+/// (StatusReading): the lock screen asks again, and only its accepted
+/// verdict unlocks.
 struct StatusCheck {
   let request: Result<PendingRequest, ClientError>
 
@@ -42,18 +44,18 @@ struct StatusCheck {
     }
   }
 
-  /// Why no lock screen could unlock, or nil when one could. An answer
-  /// that has not come by `deadline` counts as a refusal.
+  /// Why no lock screen could unlock, as the gatekeeper said it, or nil
+  /// when one could or the gatekeeper gave no answer by `deadline`.
   func refusal(by deadline: Double) -> String? {
     if case .success(let pending) = request, !readable(pending.output.rawValue, by: deadline) {
       pending.cancel()
-      return "the gatekeeper did not answer within \(Int(ConsoleLockSequence.lockStandsWithinSeconds)) s"
+      return nil  // stopped or stuck: no answer, the lock stands
     }
-    let result: AuthResult
-    do throws(ClientError) { result = try request.get().finish { _, _, _ in false } } catch { return error.description }
-    let status: StoreStatus
-    do throws(CommandFailure) { status = try StoreStatus.answered(by: result) } catch { return error.message }
-    return status.passcodeSet ? nil : CommandFailure.noPasscode.message
+    let reading: StatusReading
+    do throws(ClientError) { reading = StatusReading(try request.get().finish { _, _, _ in false }) } catch {
+      reading = .unknown(error.description)
+    }
+    return reading.locks ? nil : reading.problem
   }
 
   /// Ends the request (a failure path that no longer needs its answer).

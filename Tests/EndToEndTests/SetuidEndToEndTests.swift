@@ -159,11 +159,11 @@ final class SetuidEndToEndTests {
 
   /// The installed passlock-vt started as the test user (real ids theirs,
   /// the setuid bit making it root) to lock `vt`.
-  func startConsoleHolderAsTheUser(vt: Int32) throws -> pid_t {
+  func startConsoleHolderAsTheUser(vt: Int32, holder path: String? = nil) throws -> pid_t {
     try #require(
       Spawn.start(
         [
-          "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", "\(prefix)/bin/passlock-vt", "--vt",
+          "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", path ?? "\(prefix)/bin/passlock-vt", "--vt",
           String(vt),
         ],
         environment: ["PATH": "/usr/bin:/bin"]))
@@ -307,10 +307,20 @@ final class SetuidEndToEndTests {
     try onTheUsersConsole { vt, _ in
       let logind = LogindState()
       try logind.activate(session: "7", uid: uid, vt: vt.number)
-      let run = asUser(["\(evil)/passlock-vt", "--vt", String(vt.number)])
-      #expect(run.status == 1, "no lock without the real gatekeeper's answer: \(run.stderr)")
+      // The sibling gives no answer: the lock stands (fail closed), and the
+      // lock screen (the real passlock, whose own gatekeeper answers) unlocks.
+      var holder: pid_t = 0
+      defer { if holder > 0 { kill(holder, SIGKILL) } }
+      holder = try startConsoleHolderAsTheUser(vt: vt.number, holder: "\(evil)/passlock-vt")
+      #expect(Wait.until(15) { access(evil + "/euid", F_OK) == 0 }, "the sibling ran")
       let euid = try String(contentsOfFile: evil + "/euid", encoding: .utf8)
       #expect(euid == String(uid), "the sibling ran as the caller (\(uid)), not as root: \(euid)")
+      let lockVT = Int32(VirtualConsoleTests.activeConsole())
+      #expect(lockVT != vt.number, "locked on a VT of its own")
+      #expect(Wait.until(15) { ConsoleHolderTests.screen(lockVT).contains("Enter Passcode") }, "the lock screen runs")
+      ConsoleHolderTests.type("2580", onVT: lockVT)
+      #expect(Spawn.wait(holder, seconds: 20) == 0, "the passcode unlocks")
+      holder = 0
     }
   }
 

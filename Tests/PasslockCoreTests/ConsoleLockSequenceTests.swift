@@ -91,15 +91,18 @@ import Testing
       ], "no passcode")
   }
 
-  /// The frame's outcome and the answer, together: the answer is the better reason.
+  /// Fail closed: once switching is locked, only the gatekeeper saying that
+  /// nothing could unlock gives the console back. A lock screen that drew
+  /// nothing in time or exited is no reason: the lock stands, and
+  /// supervision starts lock screens until one is unlocked.
   @Test(
     arguments: [
-      (S.FrameOutcome.late, nil, [S.Effect.stopLockScreen], "it drew nothing within 10 s"),
-      (.late, "the gatekeeper did not answer within 10 s", [.stopLockScreen], "the gatekeeper did not answer within 10 s"),
-      (.exited(status: 2), nil, [], "it exited with status 2"),
-      (.exited(status: 2), "No passcode is set", [], "No passcode is set"),
-    ] as [(S.FrameOutcome, String?, [S.Effect], String)])
-  func aLockScreenThatDrawsNothingGivesTheConsoleBack(_ frame: S.FrameOutcome, _ refusal: String?, _ stop: [S.Effect], _ reason: String) {
+      (S.FrameOutcome.late, nil, ConsoleLockSequenceTests.standing),
+      (.late, "No passcode is set", [.stopLockScreen, .giveBack(R("the lock screen cannot start: No passcode is set; refusing to lock"))]),
+      (.exited(status: 2), nil, ConsoleLockSequenceTests.standing),
+      (.exited(status: 2), "No passcode is set", [.giveBack(R("the lock screen cannot start: No passcode is set; refusing to lock"))]),
+    ] as [(S.FrameOutcome, String?, [S.Effect])])
+  func onlyTheGatekeepersRefusalGivesTheConsoleBack(_ frame: S.FrameOutcome, _ refusal: String?, _ effects: [S.Effect]) {
     expectSteps(
       [
         (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
@@ -108,8 +111,8 @@ import Testing
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
         (.firstFrame(frame), []),
-        (.statusAnswered(refusal: refusal), stop + [.giveBack(R("the lock screen cannot start: \(reason); refusing to lock"))]),
-      ], "\(frame)")
+        (.statusAnswered(refusal: refusal), effects),
+      ], "\(frame), \(refusal ?? "no refusal")")
   }
 
   /// The caller could stop the holder between the checks and the lock.
@@ -158,13 +161,17 @@ import Testing
         (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
         (.lockScreenDidNotStart("posix_spawn: No such file"), [.abandon(R("posix_spawn: No such file"))]),
       ], "before the lock: nothing locked")
+    // Once switching is locked (a spawn refused at RLIMIT_NPROC): the lock
+    // stands, and supervision starts the lock screen again.
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
         (.switchingLocked, [.startLockScreen]),
-        (.lockScreenDidNotStart("posix_spawn: No such file"), []),
-        (.settled, [.giveBack(R("posix_spawn: No such file"))]),
-      ], "once locked: undone after it settles")
+        (.lockScreenDidNotStart("posix_spawn: Resource temporarily unavailable"), [.startStatusCheck]),
+        (.settled, [.checkSessionAgain]),
+        (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
+        (.statusAnswered(refusal: nil), Self.standing),
+      ], "once locked: the lock stands")
   }
 
   /// Only an exit 0 unlocks; others restart, at once while they ran a
@@ -189,5 +196,66 @@ import Testing
     #expect(sequence.handle(.lockScreenDidNotStart("posix_spawn")) == [.showEmergency, .restartLockScreen(afterMilliseconds: 5_000)])
     #expect(sequence.handle(.lockScreenExited(status: 0, ranForSeconds: 3)) == [.unlock])
     #expect(sequence.phase == .ended)
+  }
+}
+
+/// Every order of the console holder's events, 8 long: the console is given
+/// back only when the gatekeeper said nothing could unlock it or the
+/// session changed, unlocked only by a lock screen's exit 0, and nothing
+/// follows the end.
+@Suite struct ConsoleLockSequenceModelTests {
+  typealias S = ConsoleLockSequence
+
+  struct Ghost: Hashable {
+    var ended = false
+    var readyReported = false
+  }
+
+  @Test func everyOrderOfEventsKeepsTheRules() {
+    let refusal = S.Refusal("another user has a session on this seat", status: .sharedSeat)
+    let events: [S.Event] = [
+      .prepared(painted: true, stale: false), .prepared(painted: false, stale: false), .prepared(painted: true, stale: true),
+      .lockScreenStarted, .lockScreenDidNotStart("posix_spawn: Resource temporarily unavailable"), .switchingLocked, .lockFailed,
+      .settled, .sessionChecked(nil), .sessionChecked(refusal), .firstFrame(.drawn), .firstFrame(.exited(status: 2)),
+      .firstFrame(.late), .statusAnswered(refusal: nil), .statusAnswered(refusal: "No passcode is set"),
+      .lockScreenExited(status: 0, ranForSeconds: 20), .lockScreenExited(status: 1, ranForSeconds: 0),
+      .lockScreenExited(status: 137, ranForSeconds: 20),
+    ]
+    let check = ModelCheck<S, S.Event, S.Effect, Ghost>(
+      machine: S(), ghost: Ghost(), events: events,
+      handle: { $0.handle($1) },
+      rule: { ghost, event, effects in
+        if ghost.ended && !effects.isEmpty { return "effects after the end" }
+        for effect in effects {
+          switch effect {
+          case .unlock:
+            guard case .lockScreenExited(0, _) = event else { return "unlocked without a lock screen's exit 0" }
+          case .giveBack:
+            switch event {
+            case .statusAnswered(let why) where why != nil: break
+            case .sessionChecked(let why) where why != nil: break
+            default: return "the console given back on \(event), which is no refusal"
+            }
+          case .reportReady:
+            if ghost.readyReported { return "the ready byte twice" }
+          default: break
+          }
+        }
+        return nil
+      },
+      watch: { ghost, _, effects in
+        var next = ghost
+        for effect in effects {
+          switch effect {
+          case .unlock, .giveBack, .abandon: next.ended = true
+          case .reportReady: next.readyReported = true
+          default: break
+          }
+        }
+        return next
+      })
+    let result = check.run(depth: 8)
+    #expect(result.violation == nil, "\(result.violation ?? "")")
+    #expect(result.states >= 50, "the check reached \(result.states) states")
   }
 }
