@@ -46,7 +46,7 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — already locked")
       return
     }
-    guard passcodeSet else {
+    guard handshake.locks else {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
@@ -63,6 +63,7 @@ extension Daemon {
     case .cannot(let why):
       problems[session.id] = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
+      sleepEvent(.cannotLock(session.id))
       return
     case .virtualConsole, .terminal, .inSession: break
     }
@@ -102,6 +103,7 @@ extension Daemon {
     Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
+    sleepEvent(.lockPresented(session.id))
   }
 
   /// What runs the lock, or why nothing can (pre-flight: never lock what
@@ -154,11 +156,12 @@ extension Daemon {
       let locker = try Locker(command: command, kind: kind, environment: environment, loop: loop) {
         [unowned self] in
         problems[session.id] = nil
-        releaseIfEveryLockerIsReady()
+        sleepEvent(.lockPresented(session.id))
       }
       locks[session.id] = .running(locker)
       records?.add(session.id, locker: locker.pid)
       for (other, lock) in locks where lock.coveringSession == session.id { records?.add(other, locker: locker.pid) }
+      sleepEvent(.lockStarted(session.id))
       return true
     } catch {
       problems[session.id] = "cannot start the lock screen: \(error)"
@@ -214,7 +217,6 @@ extension Daemon {
       let others = uncover(by: id)
       Log.warning("session \(id): another user has a session on this seat; locking each session's own terminal instead of the console")
       for each in [session] + others { lock(each, reason: "shared seat", seatShared: true) }
-      releaseIfEveryLockerIsReady()  // one that cannot be locked does not hold up sleep
       return
     }
     if locker.kind == .wayland, let refusal = WaylandLockExit(rawValue: status) {
@@ -227,7 +229,6 @@ extension Daemon {
       inSessionRefused.insert(id)
       lock(session, reason: "in-session lock refused")
       if isLocked(id) { notes[id] = "in-session lock refused: \(refusal.reason)" }
-      releaseIfEveryLockerIsReady()
       return
     }
     if status == ConsoleHolder.Exit.stuck.rawValue, locker.isConsoleHolder {
@@ -236,11 +237,22 @@ extension Daemon {
       // pending sleep go on (logind would stop waiting anyway), and retry.
       problems[id] = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
       Log.error("session \(id): \(problems[id]!); retrying")
-      releaseIfEveryLockerIsReady()
+    }
+    sleepEvent(.lockFailed(id))
+    if !locker.isReady && refusedBeforeLocking(status, locker) {
+      // It said nothing could unlock (no passcode, a gatekeeper that cannot
+      // work here) before it locked anything. Only the gatekeeper's own
+      // answer to us ends the lock; no answer keeps it (StatusReading).
+      refreshPasscode()
+      guard handshake.locks else { return notLocked(session) }
     }
     var backoff = restarts[id] ?? RestartBackoff()
     let delay = backoff.failed(afterRunning: Double(monotonicNanoseconds() - locker.startedAt) / 1e9)
     restarts[id] = backoff
+    if backoff.keepsFailing {
+      notes[id] =
+        "the lock screen keeps failing (\(backoff.quickFailures) times in a row, last exit status \(status)); restarted with a growing delay"
+    }
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
       if locks[id] == nil, let session = sessions[id] {
@@ -252,6 +264,26 @@ extension Daemon {
     } else {
       loop.after(milliseconds: Int64(delay), restart)
     }
+  }
+
+  /// The statuses with which a locker says it locked nothing because
+  /// nothing could unlock: the lock screen's "no passcode" (2) and
+  /// "gatekeeper" (70), the console holder's refusal (1).
+  func refusedBeforeLocking(_ status: Int32, _ locker: Locker) -> Bool {
+    if locker.isConsoleHolder { return status == ConsoleHolder.Exit.refused.rawValue }
+    return status == CommandFailure.noPasscode.exitStatus || status == CommandFailure.gatekeeper("").exitStatus
+  }
+
+  /// A lock that never stood, and never will while no passcode is set: the
+  /// session is not locked.
+  func notLocked(_ session: Logind.SessionInfo) {
+    Log.info("session \(session.id): not locked: the gatekeeper says nothing could unlock it (\(passcodeWords))")
+    records?.remove(session.id)
+    restarts[session.id] = nil
+    notes[session.id] = nil
+    logind.setLockedHint(session, false)
+    for other in uncover(by: session.id) { logind.setLockedHint(other, false) }
+    updateIdleTimers()
   }
 
   /// Watches a locker we did not start (it survived a daemon restart). Not

@@ -5,10 +5,65 @@ import PasslockCore
 import PasslockPOSIX
 import PasslockTimers
 
-/// The sleep handshake: a logind delay inhibitor while a passcode exists,
-/// released once every lock screen has drawn its first frame; and, for the
-/// system sleep hook (SleepHookFiles), `sleep-ready` written at that moment.
+/// The sleep handshake: SleepHandshake (PasslockCore) decides; this carries
+/// out its effects (locks, status checks, logind's delay inhibitor, and
+/// `sleep-ready` for the system sleep hook) and reports what happened to it.
 extension Daemon {
+  /// Hands `event` to the handshake and carries out what it answers.
+  func sleepEvent(_ event: SleepHandshake.Event) {
+    for effect in handshake.handle(event, now: loopMilliseconds) {
+      switch effect {
+      case .lock(let ids):
+        for id in ids.sorted() {
+          guard let session = sessions[id] else {
+            sleepEvent(.sessionRemoved(id))
+            continue
+          }
+          lock(session, reason: "sleep")
+          // Already locked and on screen, or covered now: nothing to wait for.
+          if locks[id].map({ $0.showsLock }) == true { sleepEvent(.lockPresented(id)) }
+        }
+      case .checkStatus(let delay):
+        // On the way to sleep the check waits until the lock screens have
+        // drawn (a few ms): on two cores a gatekeeper started now would
+        // compete with them for the frame. Asked synchronously when it
+        // decides whether anything is locked at all.
+        if delay == 0 {
+          refreshPasscode()
+        } else {
+          loop.after(milliseconds: delay) { [unowned self] in refreshPasscodeInBackground() }
+        }
+      case .takeInhibitor:
+        takeInhibitor()
+      case .releaseInhibitor:
+        releaseInhibitor()
+      case .letSleep(let elapsed):
+        releaseInhibitor()
+        sleepHook?.markReady()
+        Log.info(
+          handshake.locks
+            ? "every lock screen is up \(elapsed) ms after PrepareForSleep; sleep may proceed"
+            : "no passcode is set: sleep may proceed without a lock")
+      }
+    }
+  }
+
+  /// The loop's monotonic clock in milliseconds (the handshake's time).
+  var loopMilliseconds: Int64 { Int64(loop.clock.monotonicNanoseconds / 1_000_000) }
+
+  /// The sessions a sleep waits for: each local one that gets a lock screen
+  /// and does not show one yet (covered and adopted ones show theirs).
+  func sessionsToShowLocks() -> Set<String> {
+    Set(
+      localSessions().filter { session in
+        switch locks[session.id] {
+        case .running(let locker)?: return !locker.isReady
+        case .adopted?, .covered?: return false
+        case nil: return plan(session).locks
+        }
+      }.map(\.id))
+  }
+
   func takeInhibitor() {
     guard inhibitor == nil, !inhibitRetries.isWaiting else { return }
     do {
@@ -16,7 +71,9 @@ extension Daemon {
       if inhibitRetries.failures > 0 { Log.info("took the sleep inhibitor after \(inhibitRetries.failures + 1) tries") }
       inhibitRetries.reset()
       noteInhibitor(problem: nil)
+      sleepEvent(.inhibitorGranted)
     } catch {
+      sleepEvent(.inhibitorLost)
       if Self.isRefusal(error) {
         // Not transient: retried when polkit or logind comes (back) on the bus.
         noteInhibitor(problem: "logind refused a sleep delay inhibitor (\(error.name ?? "")): there is no polkit to allow it")
@@ -25,7 +82,7 @@ extension Daemon {
       // Right after resume logind may still answer "operation in progress":
       // one retry chain, however many paths ask, said once per streak.
       let delay = inhibitRetries.failed { [unowned self] in
-        if passcodeSet && !preparingForSleep { takeInhibitor() }
+        if handshake.locks && !handshake.preparing { takeInhibitor() }
       }
       if inhibitRetries.failures == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }
     }
@@ -56,32 +113,5 @@ extension Daemon {
     guard let fd = inhibitor else { return }
     close(fd)
     inhibitor = nil
-  }
-
-  /// Lets the machine sleep once every lockable session shows its lock screen.
-  func releaseIfEveryLockerIsReady() {
-    guard preparingForSleep, !readyForSleep else { return }
-    let pending = localSessions().filter { session in
-      // One that cannot be locked (a stuck console holder being retried) is not waited for.
-      guard problems[session.id] == nil else { return false }
-      switch locks[session.id] {
-      case .running(let locker)?: return !locker.isReady  // (an in-session lock too, which plan() alone does not foresee)
-      case .adopted?, .covered?: return false
-      case nil: return plan(session).locks  // not locked yet
-      }
-    }
-    guard pending.isEmpty else { return }
-    sleepMayProceed()
-    let elapsed = Double(monotonicNanoseconds() - sleepSignalAt) / 1_000_000
-    Log.info("every lock screen is up \(Int(elapsed)) ms after PrepareForSleep; sleep may proceed")
-  }
-
-  /// Nothing (more) to wait for before this sleep: the inhibitor goes and
-  /// the sleep hook is told.
-  func sleepMayProceed() {
-    releaseInhibitor()
-    guard preparingForSleep, !readyForSleep else { return }
-    readyForSleep = true
-    sleepHook?.markReady()
   }
 }

@@ -41,15 +41,12 @@ final class Daemon {
   /// without it until they unlock.
   var inSessionRefused: Set<String> = []
   var inhibitor: Int32?
-  var passcodeSet = false
-  var preparingForSleep = false
-  var sleepSignalAt: UInt64 = 0
+  /// The sleep handshake, and what the gatekeeper last said of the passcode.
+  var handshake = SleepHandshake()
   var restarts: [String: RestartBackoff] = [:]
   lazy var inhibitRetries = RetryChain(loop: loop)
   /// Why no inhibitor is held although a passcode is set (logind refused it).
   var inhibitorProblem: String?
-  /// Every lock screen was up for the sleep at hand (reset at PrepareForSleep).
-  var readyForSleep = false
   let sleepHook = SleepHookFiles.inRuntimeDirectory()
   /// Every event source: the bus, children, timers, the control socket.
   let loop: EventLoop
@@ -68,7 +65,7 @@ final class Daemon {
     sleepHook?.announce()
     try subscribe()
     try refreshSessions()
-    refreshPasscode()  // takes the inhibitor when a passcode exists
+    refreshPasscode()  // takes the inhibitor unless the gatekeeper says no passcode is set
     refreshIdleInhibitors()
     // A daemon killed while sessions were locked locks them again.
     for id in records?.all() ?? [] {
@@ -92,7 +89,7 @@ final class Daemon {
     startWatchdog()
     ServiceManager.notify("READY=1")
     Log.info(
-      "passlockd ready: \(sessions.count) session(s), passcode \(passcodeSet ? "set" : "not set"), inhibitor \(inhibitor == nil ? "not held" : "held")"
+      "passlockd ready: \(sessions.count) session(s), passcode \(passcodeWords), inhibitor \(inhibitor == nil ? "not held" : "held")"
     )
   }
 
@@ -130,7 +127,7 @@ final class Daemon {
     ) { [unowned self] message in
       _ = try? message.string()
       _ = try? message.string()
-      if let owner = try? message.string(), !owner.isEmpty, passcodeSet, !preparingForSleep { takeInhibitor() }
+      if let owner = try? message.string(), !owner.isEmpty, handshake.locks, !handshake.preparing { takeInhibitor() }
     }
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -146,32 +143,17 @@ final class Daemon {
   // MARK: Triggers
 
   func prepareForSleep(_ going: Bool) {
-    preparingForSleep = going
-    readyForSleep = false
-    sleepHook?.clearReady()
     if going {
-      sleepSignalAt = monotonicNanoseconds()
       // The lock screens start first; whether a passcode was set or removed
       // behind our back is checked meanwhile, and the inhibitor goes as soon
-      // as every lock screen has drawn, not after that check.
-      guard passcodeSet else {
-        // Not known to be set: ask first, lock only if it is.
-        refreshPasscode()
-        guard passcodeSet else { return sleepMayProceed() }
-        lockAll(reason: "sleep")
-        return releaseIfEveryLockerIsReady()
-      }
-      lockAll(reason: "sleep")
-      // Removed meanwhile: the check lets sleep go on (nothing to lock with).
-      // It waits until the lock screens have drawn (a few ms): on two cores a
-      // gatekeeper started now would compete with them for the frame.
-      loop.after(milliseconds: Self.sleepCheckDelayMilliseconds) { [unowned self] in
-        refreshPasscodeInBackground { [unowned self] in releaseIfEveryLockerIsReady() }
-      }
+      // as every lock screen has drawn, not after that check (SleepHandshake).
+      sleepHook?.clearReady()
+      sleepEvent(.prepareForSleep(sessions: sessionsToShowLocks()))
     } else {
       // Back from sleep: hold logind off again for the next time, and have
       // the lock screens draw themselves again (the clock has moved).
-      if passcodeSet { takeInhibitor() }
+      sleepHook?.clearReady()
+      sleepEvent(.resumed)
       for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
   }
@@ -192,79 +174,98 @@ final class Daemon {
     if !present {
       Log.warning("logind left the bus; keeping lock state, waiting for it to return")
       releaseInhibitor()
+      sleepEvent(.inhibitorLost)
       return
     }
     Log.info("logind is back: re-reading sessions, taking a new inhibitor")
     try? refreshSessions()
-    refreshPasscode()
+    refreshPasscode()  // takes the inhibitor unless no passcode is set
     refreshIdleInhibitors()
-    if passcodeSet && !preparingForSleep { takeInhibitor() }
     for id in locks.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
   }
 
   /// `passlock set/remove` and the control socket ask for this: a passcode
   /// appearing or disappearing changes whether we hold an inhibitor.
   func refreshPasscode() {
-    do { passcodeChecked(.success(try gatekeeper.run(.status) { _, _, _ in false })) } catch { passcodeChecked(.failure(error)) }
+    let pending: PendingRequest
+    do { pending = try gatekeeper.start(.status) } catch { return passcodeChecked(unanswered(error)) }
+    // A gatekeeper stopped (by the user's own SIGSTOP) must not stop the daemon.
+    var ready = pollfd(fd: pending.output.rawValue, events: Int16(POLLIN), revents: 0)
+    guard retryingInterrupts({ poll(&ready, 1, Self.statusDeadlineMilliseconds) }) == 1 else {
+      pending.cancel()
+      return passcodeChecked(.unknown("\(gatekeeper.path) did not answer within \(Self.statusDeadlineMilliseconds / 1000) s"))
+    }
+    passcodeChecked(answer(of: pending))
   }
 
-  /// How long after PrepareForSleep the store is checked again.
-  static let sleepCheckDelayMilliseconds: Int64 = 25
+  /// How long the daemon waits for the gatekeeper's status when it waits at all.
+  static let statusDeadlineMilliseconds: Int32 = 3_000
 
-  /// The same check without waiting for it: the loop reads the answer and
-  /// then calls `done`. On the way to sleep, lock screens already starting
-  /// must not wait for it.
-  func refreshPasscodeInBackground(then done: @escaping () -> Void) {
+  /// A finished request's reading.
+  func answer(of pending: PendingRequest) -> StatusReading {
+    do { return StatusReading(try pending.finish { _, _, _ in false }) } catch { return unanswered(error) }
+  }
+
+  func unanswered(_ error: ClientError) -> StatusReading { .unknown("cannot run \(gatekeeper.path): \(error)") }
+
+  /// The same check without waiting for it: the loop reads the answer. On
+  /// the way to sleep, lock screens already starting must not wait for it.
+  func refreshPasscodeInBackground() {
     let pending: PendingRequest
-    do { pending = try gatekeeper.start(.status) } catch {
-      passcodeChecked(.failure(error))
-      return done()
-    }
+    do { pending = try gatekeeper.start(.status) } catch { return passcodeChecked(unanswered(error)) }
     var watch: EventLoop.Token?
     watch = loop.watch(pending.output.rawValue) { [unowned self] in
       loop.cancel(watch)
-      do throws(ClientError) { passcodeChecked(.success(try pending.finish { _, _, _ in false })) } catch {
-        passcodeChecked(.failure(error))
-      }
-      done()
+      passcodeChecked(answer(of: pending))
     }
   }
 
-  /// What the gatekeeper said about the store: locking on or off, the inhibitor, idle timers.
-  func passcodeChecked(_ answer: Result<AuthResult, ClientError>) {
-    let result: AuthResult?
-    switch answer {
-    case .success(let answer): result = answer
-    case .failure(let error):
-      result = nil
-      reportGatekeeper(problem: "cannot run \(gatekeeper.path): \(error)")
+  /// What the gatekeeper said about the store (StatusReading): locking on
+  /// or off, the inhibitor, idle timers. No answer is never "no passcode":
+  /// the last answer stands, and before any, sessions are locked.
+  func passcodeChecked(_ reading: StatusReading) {
+    switch reading {
+    case .passcodeSet, .noPasscode: reportGatekeeper(problem: nil)
+    case .storeRefused(let why): reportGatekeeper(problem: why, locking: true)
+    case .gatekeeperUnavailable(let why): reportGatekeeper(problem: why, locking: false)
+    case .unknown(let why): reportGatekeeper(problem: why, locking: handshake.locks)
     }
-    if let result {
-      reportGatekeeper(problem: result.code == .ok ? nil : result.message ?? "passlock-auth failed (\(result.code))")
-    }
-    let status = result.flatMap { StoreStatus($0) }
-    let now = status?.passcodeSet ?? false
-    if now != passcodeSet { Log.info(now ? "a passcode is set: locking is on" : "no passcode is set: nothing to lock with") }
-    passcodeSet = now
-    if passcodeSet && !preparingForSleep { takeInhibitor() }
-    if !passcodeSet {
-      sleepMayProceed()  // nothing to lock with: a pending sleep need not wait
-      noteInhibitor(problem: nil)
+    let before = handshake.passcode
+    sleepEvent(.statusChecked(reading))
+    if handshake.passcode != before {
+      switch handshake.passcode {
+      case .set: Log.info("a passcode is set: locking is on")
+      case .notSet: Log.info("no passcode is set: nothing to lock with")
+      case .unknown: break
+      }
     }
     updateIdleTimers()
     for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
 
+  /// How the log and status name what is known of the passcode.
+  var passcodeWords: String {
+    switch handshake.passcode {
+    case .set: return "set"
+    case .notSet: return "not set"
+    case .unknown: return "not known yet (locking as if set)"
+    }
+  }
+
   /// Why the gatekeeper cannot say whether a passcode exists (a setuid
-  /// helper without its privileges, a refused store): logged at err once per
-  /// change and shown by `passlock status`, since nothing locks meanwhile.
+  /// helper without its privileges, a refused store, no answer): logged at
+  /// err once per change and shown by `passlock status`, with whether
+  /// sessions are locked meanwhile.
   var gatekeeperProblem: String?
 
-  func reportGatekeeper(problem: String?) {
+  func reportGatekeeper(problem: String?, locking: Bool = true) {
     guard problem != gatekeeperProblem else { return }
     gatekeeperProblem = problem
     if let problem {
-      Log.error("cannot read the passcode store, so nothing will be locked: \(problem)")
+      Log.error(
+        locking
+          ? "cannot read the passcode store: \(problem); sessions are locked all the same"
+          : "cannot read the passcode store, so nothing will be locked: \(problem)")
     } else {
       Log.info("the passcode store is readable again")
     }
@@ -317,7 +318,7 @@ final class Daemon {
     guard session.isGraphical, !session.remote, let hint = logind.idleHint(session) else { return }
     idle.hint(
       session.id, idle: hint.idle, sinceMicroseconds: hint.sinceMicroseconds,
-      enabled: passcodeSet && !isLocked(session.id))
+      enabled: handshake.locks && !isLocked(session.id))
   }
 
   func sessionRemoved(_ id: String) {
@@ -330,7 +331,9 @@ final class Daemon {
     notes[id] = nil
     inSessionRefused.remove(id)
     sessions[id] = nil
+    restarts[id] = nil
     idle.stop(id)
+    sleepEvent(.sessionRemoved(id))
     // Sessions its console lock covered are locked on their own again.
     for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
   }
@@ -339,7 +342,7 @@ final class Daemon {
 
   /// Idle timers for every unlocked session that gets a lock screen.
   func updateIdleTimers() {
-    idle.update(sessions: lockableSessions().filter { !isLocked($0.id) }, enabled: passcodeSet)
+    idle.update(sessions: lockableSessions().filter { !isLocked($0.id) }, enabled: handshake.locks)
   }
 
   /// `passlock lock --session`: every path goes through logind's Lock signal

@@ -34,6 +34,15 @@ enum SessionLock {
     }
   }
 
+  /// Its lock is on screen: the locker's ready byte came, or another
+  /// process holds it (an adopted locker, a covering console lock).
+  var showsLock: Bool {
+    switch self {
+    case .running(let locker): return locker.isReady
+    case .adopted, .covered: return true
+    }
+  }
+
   var coveringSession: String? {
     if case .covered(let by) = self { return by }
     return nil
