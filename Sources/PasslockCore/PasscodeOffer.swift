@@ -15,10 +15,14 @@
 ///   the user's behalf) must name a terminal of this machine in PAM_TTY: a
 ///   VT, a serial line, a pty, an X display; sshd says "ssh", a daemon
 ///   nothing. A host with the user's real uid is judged by the logind session
-///   it runs in, or, outside one (a terminal a desktop started), by the
-///   user's display session: `Remote=yes` (sudo typed in an ssh login) or
-///   none at all where logind runs is not at this machine.
-///   `allow_remote` lifts this part only.
+///   it runs in: `Remote=yes` (sudo typed in an ssh login) is not at this
+///   machine. Outside every session (a terminal a desktop started, in the
+///   user manager) nothing says where the person typing is: a tmux server
+///   started on the desktop and attached over ssh, or `systemd-run --user
+///   --pty sudo -i` from an ssh login, run there too. So there the passcode
+///   is offered only while the user has a local display session and no
+///   remote session open at all. Where logind runs, no session at all is
+///   not at this machine either. `allow_remote` lifts this part only.
 public enum PasscodeOffer: Equatable, Sendable {
   case offer
   /// PAM_USER has no account (nothing to look the store up by).
@@ -32,8 +36,12 @@ public enum PasscodeOffer: Equatable, Sendable {
   public enum Origin: Equatable, Sendable {
     /// logind does not run: PAM_RHOST is all there is.
     case noLogind
-    /// The user's logind session it runs in (or their display session).
+    /// The user's logind session it runs in.
     case session(remote: Bool)
+    /// In none of the user's sessions (the user manager's services, a
+    /// desktop's terminal): whether they have a local display session, and
+    /// whether any of their sessions is remote.
+    case outsideSessions(localDisplay: Bool, remoteOpen: Bool)
     /// logind runs, but no session of the user's says where they are.
     case noSession
   }
@@ -50,9 +58,12 @@ public enum PasscodeOffer: Equatable, Sendable {
       return .offer
     }
     switch origin {
-    case .noLogind, .session(remote: false): return .offer
+    case .noLogind, .session(remote: false), .outsideSessions(localDisplay: true, remoteOpen: false): return .offer
     case .session(remote: true): return .remote("a remote logind session")
-    case .noSession: return .remote("no logind session of the user's says where they are")
+    case .outsideSessions(_, remoteOpen: true):
+      return .remote("outside any session while a remote session of the user's is open (ssh, a tmux attached from it)")
+    case .outsideSessions(localDisplay: false, remoteOpen: false), .noSession:
+      return .remote("no logind session of the user's says where they are")
     }
   }
 

@@ -102,6 +102,12 @@ public enum LogindStateFiles {
     return session
   }
 
+  /// Every session of `uid`'s that logind records (its user file's SESSIONS).
+  public static func sessions(of uid: uid_t) -> [Session] {
+    guard let fields = RootOwnedFile.keyValues("/run/systemd/users/\(uid)") else { return [] }
+    return (fields["SESSIONS"] ?? "").split(separator: " ").compactMap { session(String($0)) }.filter { $0.uid == uid }
+  }
+
   /// Seat and session ids are short tokens ("seat0", "3", "c1").
   static func isName(_ id: String) -> Bool {
     !id.isEmpty && id.utf8.count < 64 && !id.hasPrefix("-")

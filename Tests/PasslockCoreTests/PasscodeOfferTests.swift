@@ -34,6 +34,19 @@ import Testing
       (alice, alice, nil, "/dev/pts/1", .noSession, false, .remote("no logind session of the user's says where they are")),
       (alice, alice, nil, "/dev/pts/1", .session(remote: true), true, .offer),
       (alice, alice, ":0", nil, .session(remote: false), false, .offer),
+      // Outside every session (a desktop's terminal, in the user manager):
+      // only with a local display session and no remote one open, since a
+      // tmux server started on the desktop may be attached over ssh.
+      (alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: false), false, .offer),
+      (
+        alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: true), false,
+        .remote("outside any session while a remote session of the user's is open (ssh, a tmux attached from it)")
+      ),
+      (
+        alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: false, remoteOpen: false), false,
+        .remote("no logind session of the user's says where they are")
+      ),
+      (alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: true), true, .offer),
       // su alice started by bob; pkexec asking bob for alice's (an admin's) password.
       (bob, alice, nil, "/dev/pts/1", .session(remote: false), false, .notTheOwner(realUID: bob, targetUID: alice)),
       // sudo -u root with rootpw, su root: the admin's passcode never replaces root's password.
