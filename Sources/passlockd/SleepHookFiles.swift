@@ -1,12 +1,12 @@
 import Glibc
 import PasslockPOSIX
 
-/// What passlock's system sleep hook (systemd/system-sleep/passlock, run as
-/// root by systemd-sleep before the machine sleeps) reads in the runtime
-/// directory: `daemon.pid` (that a passlockd runs) and `sleep-ready` (its
-/// sessions are locked for the sleep at hand). The hook waits for the latter,
-/// so the lock comes before sleep even where logind refuses the delay
-/// inhibitor (no polkit).
+/// What passlock's system sleep hook (SleepHook, run as root by
+/// systemd-sleep before the machine sleeps) looks for in the runtime
+/// directory: `sleep-ready` (this daemon's sessions are locked for the sleep
+/// at hand). The hook waits for it, so the lock comes before sleep even
+/// where logind refuses the delay inhibitor (no polkit). It finds the
+/// daemon itself in /proc: nothing here names it.
 struct SleepHookFiles {
   let directory: String
 
@@ -20,9 +20,10 @@ struct SleepHookFiles {
     return SleepHookFiles(directory: runtime + "/passlock")
   }
 
-  /// At start: this daemon runs, and no sleep is prepared for yet.
+  /// At start: no sleep is prepared for yet (and no file of an older
+  /// passlock's is left: the hook once read `daemon.pid`).
   func announce() {
-    write("daemon.pid", "\(getpid())\n")
+    unlink(directory + "/daemon.pid")
     clearReady()
   }
 

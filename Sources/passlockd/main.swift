@@ -6,6 +6,7 @@ import PasslockPOSIX
 
 // passlockd: the systemd user service. `--help`, `--version`; otherwise runs
 // until stopped. Configuration errors exit 78 (EX_CONFIG) naming file:line.
+// `--sleep-hook pre|post KIND` is the system sleep hook's work (SleepHook).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments == ["--help"] || arguments == ["-h"] {
@@ -25,6 +26,7 @@ if arguments == ["--version"] {
   printOut("passlockd \(CLI.version)\n")
   exit(0)
 }
+if arguments.first == "--sleep-hook" { SleepHook.run(Array(arguments.dropFirst())) }
 if !arguments.isEmpty {
   printError(CLI.usageError("Unexpected argument '\(arguments[0])'", usage: "passlockd", helpCommand: "passlockd --help"))
   exit(64)

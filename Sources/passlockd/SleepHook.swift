@@ -1,0 +1,109 @@
+import Glibc
+import PasslockPOSIX
+
+/// `passlockd --sleep-hook pre|post KIND`: the system sleep hook
+/// (systemd/system-sleep/passlock execs it), run as root by systemd-sleep
+/// after logind announced the sleep and before the kernel sleeps.
+///
+/// Each user's passlockd normally holds a logind delay inhibitor until its
+/// lock screens are up; logind grants one only through polkit, and a
+/// minimal Debian has none. So this waits, for at most 5 s (logind's own
+/// InhibitDelayMaxSec default), until every running passlockd says its
+/// sessions are locked for this sleep (`sleep-ready` in its runtime
+/// directory, written by SleepHandshake's `letSleep` and removed at wake).
+///
+/// It runs as root over files other users control, so it opens nothing of
+/// theirs: the daemons are found in /proc (a process whose executable is
+/// this very program, owned by the runtime directory's owner), and
+/// `sleep-ready` is only looked at (fstatat, no link followed) in a
+/// directory opened without following links and checked to be theirs. A
+/// FIFO, a link to a device, a huge file or thousands of users can make
+/// the wait last at most the bound.
+enum SleepHook {
+  /// The whole hook's bound, the scan of /proc included.
+  static let boundMilliseconds: UInt64 = 5_000
+
+  static func run(_ arguments: [String]) -> Never {
+    guard arguments.first == "pre" else { exit(0) }
+    let deadline = monotonicNanoseconds() + boundMilliseconds * 1_000_000
+    var waiting = daemons(until: deadline)
+    while !waiting.isEmpty {
+      waiting.removeAll { daemon in daemon.isReady || !daemon.isRunning }
+      guard !waiting.isEmpty else { break }
+      if monotonicNanoseconds() >= deadline {
+        for daemon in waiting {
+          printError(
+            "passlock: passlockd \(daemon.pid) (uid \(daemon.uid)) did not report its lock screens up within 5 s; sleeping anyway\n")
+        }
+        break
+      }
+      usleep(10_000)
+    }
+    exit(0)
+  }
+
+  /// One user's running passlockd, and its runtime directory, opened.
+  struct Daemon {
+    let pid: pid_t
+    let uid: uid_t
+    /// $XDG_RUNTIME_DIR/passlock, O_PATH: only looked into, never read.
+    let directory: Int32
+
+    /// `sleep-ready` exists (whatever it is: nothing of it is opened).
+    var isReady: Bool {
+      var st = stat()
+      return fstatat(directory, "sleep-ready", &st, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    var isRunning: Bool { kill(pid, 0) == 0 }
+  }
+
+  /// Every passlockd that runs now: a process whose executable is this
+  /// program (or was, before an upgrade replaced it), with its owner's
+  /// runtime directory. Stops looking at `deadline`.
+  static func daemons(until deadline: UInt64) -> [Daemon] {
+    guard let me = Executable.path else { return [] }
+    var found: [Daemon] = []
+    for name in Directory.names("/proc") ?? [] {
+      guard monotonicNanoseconds() < deadline else { break }
+      guard let pid = pid_t(name), pid > 0, pid != getpid(),
+        let exe = Directory.linkTarget("/proc/\(pid)/exe"), exe == me || exe == me + " (deleted)",
+        let uid = realUID(of: pid), uid != 0, let directory = runtimeDirectory(of: uid)
+      else { continue }
+      found.append(Daemon(pid: pid, uid: uid, directory: directory))
+    }
+    return found
+  }
+
+  /// The real uid of `pid` (the first field of `Uid:` in /proc/PID/status).
+  static func realUID(of pid: pid_t) -> uid_t? {
+    guard let fd = try? FileDescriptor.open("/proc/\(pid)/status", O_RDONLY) else { return nil }
+    defer { fd.close() }
+    guard let bytes = try? fd.readAll(limit: 1 << 14) else { return nil }
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Uid:") {
+      return line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " }).first.flatMap { uid_t($0) }
+    }
+    return nil
+  }
+
+  /// /run/user/UID/passlock, opened without following a link at either
+  /// step, only when both are directories of `uid`'s (logind makes the
+  /// first; the user controls what is inside it).
+  static func runtimeDirectory(of uid: uid_t) -> Int32? {
+    // O_PATH (glibc names it __O_PATH outside _GNU_SOURCE): the directory
+    // is only named, never read; no device or FIFO is ever opened.
+    let flags = __O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+    let runtime = open("/run/user/\(uid)", flags)
+    guard runtime >= 0 else { return nil }
+    defer { close(runtime) }
+    let directory = openat(runtime, "passlock", flags)
+    guard directory >= 0 else { return nil }
+    var outer = stat()
+    var inner = stat()
+    guard fstat(runtime, &outer) == 0, outer.st_uid == uid, fstat(directory, &inner) == 0, inner.st_uid == uid else {
+      close(directory)
+      return nil
+    }
+    return directory
+  }
+}
