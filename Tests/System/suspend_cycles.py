@@ -78,11 +78,32 @@ def sleep_settled():
     return preparing == "b false" and not jobs
 
 
-def cycle(sid, inhibitor):
+STOP_KILLING = "/tmp/passlock-stop-killing"
+
+
+def start_killer(user):
+    """A program of the user's own that kills every passlock-auth as it
+    starts (Tests/Faults/kill_gatekeepers.py, copied into the container)."""
+    inside("rm", "-f", STOP_KILLING)
+    return subprocess.Popen(["nsenter", "-t", leader, "-a", "--", "runuser", "-u", user, "--", "/usr/bin/python3",
+                             "/usr/local/bin/kill_gatekeepers.py", "--seconds", "20", "--stop-file", STOP_KILLING],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def stop_killer(killer):
+    inside("touch", STOP_KILLING)
+    out, _ = killer.communicate(timeout=10)
+    return int(out.strip() or 0)
+
+
+def cycle(sid, inhibitor, killer_user=None):
     # With an inhibitor, the new one after resume says the last sleep ended;
     # without, logind and systemd say it.
     if not inhibitor:
         wait("the last sleep to finish", 10, sleep_settled)
+    killer = start_killer(killer_user) if killer_user else None
+    if killer:
+        time.sleep(0.3)  # it scans before the sleep starts
     mark = os.path.getsize(screen_path)
     state_before = os.stat(state_path).st_mtime_ns
     start = now_ms()
@@ -103,13 +124,18 @@ def cycle(sid, inhibitor):
     if refused:
         print(f"Suspend: {refused}", file=sys.stderr)
     hint = locked_hint(sid)
+    # The fault gone (the person's own program ended), the lock screen gets
+    # its status on its next try: the passcode is read once it has.
+    killed = stop_killer(killer) if killer else 0
+    if killer:
+        time.sleep(0.2)
     # Unlock, as the person would on resume.
     with open(f"{work}/keys", "w") as keys:
         keys.write(passcode)
     unlocked = wait("the lock screen to end", 10, lambda: not lock_screen_running()) and \
         wait("LockedHint=no", 5, lambda: not locked_hint(sid))
     inhibited = wait("a new inhibitor after resume", 10, holds_inhibitor) if inhibitor else True
-    return frame, proceeded, hint, unlocked, inhibited
+    return frame, proceeded, hint, unlocked, inhibited, killed
 
 
 def main():
@@ -119,15 +145,19 @@ def main():
     # Where logind refuses the inhibitor (no polkit): the system sleep hook
     # is what holds the sleep until the lock screen is up.
     parser.add_argument("--without-inhibitor", action="store_true")
+    # Fail closed: a program of this user's kills every gatekeeper as it
+    # starts while the machine goes to sleep; the lock comes first all the same.
+    parser.add_argument("--kill-gatekeepers-of", metavar="USER")
     args = parser.parse_args()
     sid = session_id()
     if not args.without_inhibitor and not wait("the daemon's inhibitor", 10, holds_inhibitor):
         return 1
     delay_max = int(inside("busctl", "get-property", "org.freedesktop.login1", "/org/freedesktop/login1",
                            "org.freedesktop.login1.Manager", "InhibitDelayMaxUSec").stdout.split()[-1]) / 1000
-    frames, proceeds, misses = [], [], []
+    frames, proceeds, misses, kills = [], [], [], 0
     for n in range(1, args.cycles + 1):
-        frame, proceeded, hint, unlocked, inhibited = cycle(sid, not args.without_inhibitor)
+        frame, proceeded, hint, unlocked, inhibited, killed = cycle(sid, not args.without_inhibitor, args.kill_gatekeepers_of)
+        kills += killed
         problems = []
         if frame is None:
             problems.append("no lock screen on the terminal")
@@ -155,6 +185,11 @@ def main():
     print(f"Suspend → lock screen on the terminal: p50 {statistics.median(frames):.1f} ms, p99 {pct(frames, 0.99):.1f} ms")
     print(f"Suspend → logind proceeds to sleep:    p50 {statistics.median(proceeds):.1f} ms, "
           f"p99 {pct(proceeds, 0.99):.1f} ms (InhibitDelayMaxSec {delay_max / 1000:.0f} s)")
+    if args.kill_gatekeepers_of:
+        print(f"gatekeepers killed as they started: {kills}")
+        if kills == 0:
+            print("the fault never happened: no gatekeeper was killed")
+            misses.append(0)
     print(f"cycles {args.cycles}, misses {len(misses)}")
     return 1 if args.check and misses else 0
 
