@@ -151,4 +151,13 @@ public enum ClientError: Error, CustomStringConvertible {
     case .protocolFailure(let error): return error.description
     }
   }
+
+  /// In a few words, for a lock screen's line (its width is a terminal's).
+  public var briefly: String {
+    switch self {
+    case .missingGatekeeper: return "passlock-auth is missing"
+    case .io(let error): return String(cString: strerror(error.errno))
+    case .protocolFailure: return "passlock-auth stopped"
+    }
+  }
 }

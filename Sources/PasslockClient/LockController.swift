@@ -135,7 +135,7 @@ public final class LockController {
     if let (request, since) = unconfirmed, now - since >= Self.statusDeadlineMilliseconds {
       request.cancel()
       unconfirmed = nil
-      settle(.unknown("passlock-auth did not answer within \(Self.statusDeadlineMilliseconds / 1000) s"))
+      settle(.unknown("no answer in \(Self.statusDeadlineMilliseconds / 1000) s"))
     }
     if let request = pending, now - pendingSince >= Self.verifyDeadlineMilliseconds {
       request.cancel()
@@ -217,7 +217,7 @@ public final class LockController {
   public func askForStatus() {
     guard confirming, unconfirmed == nil else { return }
     statusRetryAt = nil
-    do { unconfirmed = (try gatekeeper.start(.status), Self.now()) } catch { settle(.unknown(error.description)) }
+    do { unconfirmed = (try gatekeeper.start(.status), Self.now()) } catch { settle(.unknown(error.briefly)) }
   }
 
   private func statusArrived() {

@@ -28,7 +28,7 @@ public struct UnlockStatus {
     do { return UnlockStatus(cached: nil, pending: try gatekeeper.start(.status), startFailure: nil) } catch {
       // Nothing at that path: no lock screen could ever be unlocked.
       if case .missingGatekeeper = error { throw .gatekeeper(error.description) }
-      return UnlockStatus(cached: nil, pending: nil, startFailure: error.description)
+      return UnlockStatus(cached: nil, pending: nil, startFailure: error.briefly)
     }
   }
 
@@ -63,7 +63,7 @@ public struct UnlockStatus {
     let reading: StatusReading
     switch answer {
     case .success(let result): reading = StatusReading(result)
-    case .failure(let error): reading = .unknown(error.description)
+    case .failure(let error): reading = .unknown(error.briefly)
     }
     switch reading {
     case .passcodeSet(let status): StatusCache.write(status)

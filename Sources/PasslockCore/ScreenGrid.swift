@@ -59,9 +59,11 @@ public struct ScreenGrid: Equatable, Sendable {
     }
   }
 
-  /// Centres `text` on `row` (shifted by `offset` columns).
+  /// Centres `text` on `row` (shifted by `offset` columns); a text wider
+  /// than the row is cut at its end (TextWidth.fitting).
   public mutating func center(_ text: String, row: Int, style: Style = .plain, offset: Int = 0) {
-    put(text, column: (width - TextWidth.of(text)) / 2 + offset, row: row, style: style)
+    let fitted = TextWidth.fitting(text, into: width)
+    put(fitted, column: (width - TextWidth.of(fitted)) / 2 + offset, row: row, style: style)
   }
 
   /// The text of one row, for tests and for reading a screen back.

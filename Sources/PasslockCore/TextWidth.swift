@@ -18,4 +18,20 @@ public enum TextWidth {
   public static func of(_ text: String) -> Int {
     text.unicodeScalars.reduce(0) { $0 + of($1) }
   }
+
+  /// `text` cut to `columns`, its end marked with "…", when it is wider: a
+  /// line too long for the screen keeps its beginning (its words say what
+  /// happened) rather than losing both ends to the centring.
+  public static func fitting(_ text: String, into columns: Int) -> String {
+    guard of(text) > columns, columns > 0 else { return text }
+    var out = ""
+    var used = 0
+    for scalar in text.unicodeScalars {
+      let w = of(scalar)
+      guard used + w <= columns - 1 else { break }
+      out.unicodeScalars.append(scalar)
+      used += w
+    }
+    return out + "…"
+  }
 }

@@ -244,6 +244,36 @@ final class ConsoleHolderTests {
     #expect(access("/run/passlock-vt.state", F_OK) != 0, "no lock record left")
   }
 
+  /// Fail closed: the user's own program kills every gatekeeper as it
+  /// starts, the holder's status check and the lock screen's among them. No
+  /// answer is no refusal: the lock stands (the ready byte), the lock screen
+  /// says it cannot check, and once the program ends the passcode unlocks.
+  @Test func everyGatekeeperKilledKeepsTheConsoleLocked() throws {
+    cacheAStatusWithAPasscode()
+    let killer = GatekeeperKiller(in: h.root)
+    h.environment["PASSLOCK_AUTH"] = killer.gatekeeper
+    try killer.start()
+    let ready = try startHolder()
+    #expect(readyByte(ready, seconds: 20), "the lock stands without an answer")
+    let lockVT = Int32(VT.activeConsole())
+    #expect(lockVT != session.number && kill(holder, 0) == 0, "locked")
+    waitFor("the lock screen to say it cannot check", seconds: 10) { screen(lockVT).contains("Can't check now") }
+    type("2580", on: lockVT)
+    #expect(kill(holder, 0) == 0 && VT.activeConsole() == lockVT, "the passcode typed during the fault unlocks nothing yet")
+    #expect(killer.stop() > 0, "gatekeepers were killed")
+    // Typed during the fault, read once the status came (within 5 s). A
+    // gatekeeper that slipped past the killer made it a killed check: then
+    // typed again, as the person would.
+    if let exit = Spawn.wait(holder, seconds: 10) {
+      #expect(exit == 0)
+      holder = 0
+    } else {
+      type("2580", on: lockVT)
+      expectUnlocked("the passcode unlocks once the fault ended", seconds: 10)
+    }
+    #expect(VT.activeConsole() == session.number, "the session's VT is on screen")
+  }
+
   /// A copy of passlock-vt whose lock screen starts `delay` seconds late
   /// (a script in its place that then runs the real one): what is on the
   /// lock VT meanwhile is the holder's own.

@@ -27,8 +27,8 @@ import Testing
 
   /// Only passlock-wayland uses the Wayland, keymap and drawing libraries.
   /// It links libwayland-client and xkbcommon, and loads cairo (with
-  /// fontconfig and freetype) itself when it first draws (no start-up cost:
-  /// the lock request goes out before it); it draws its text with cairo's
+  /// fontconfig and freetype) itself before it asks for the lock (no cost to
+  /// the loader's start-up: it runs while the gatekeeper answers); it draws its text with cairo's
   /// own calls, so it never names pango (with harfbuzz and glib, 6 MiB
   /// while locked).
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs readelf (binutils)"))

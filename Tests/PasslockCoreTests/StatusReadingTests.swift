@@ -60,7 +60,7 @@ import Testing
   @Test(
     arguments: [
       (LockScreen.Notice.checking(""), "Checking…"),
-      (.checking("passlock-auth did not answer within 5 s"), "Can't check now (passlock-auth did not answer within 5 s); trying again…"),
+      (.checking("no answer in 5 s"), "Can't check now (no answer in 5 s); trying again…"),
       (.noPasscode, "No passcode is set: enter your account password"),
       (.cannotRecord(.full), "Can't record attempts: the disk is full. Use your account password."),
       (.cannotRecord(.readOnly), "Can't record attempts: the store is read-only. Use your account password."),
@@ -68,6 +68,14 @@ import Testing
   func theWords(_ notice: LockScreen.Notice, _ text: String) {
     #expect(Texts(.english).notice(notice) == text)
     #expect(!Texts(.japanese).notice(notice).isEmpty)
+  }
+
+  /// A line wider than the terminal keeps its beginning, cut with "…".
+  @Test func aLongLineKeepsItsBeginning() {
+    var grid = ScreenGrid(width: 20, height: 1)
+    grid.center("Can't check now (passlock-auth stopped); trying again…", row: 0)
+    #expect(grid.line(0) == "Can't check now (pa…")
+    #expect(TextWidth.fitting("short", into: 20) == "short")
   }
 
   @Test func unwritableFromErrno() {

@@ -14,7 +14,7 @@
 
 WL_RELEASE=trixie
 WL_PACKAGES=(sway swaylock swaybg labwc grim wtype foot wlr-randr wayland-utils libxkbcommon-tools
-  fonts-dejavu-core fonts-vlgothic passwd login libpam-modules procps python3-minimal util-linux libstdc++6)
+  fonts-dejavu-core fonts-vlgothic passwd login libpam-modules procps python3-minimal util-linux mount libstdc++6)
 WL_CACHE=${WL_CACHE:-/var/cache/passlock-test}
 WL_USER=alice
 WL_UID=1000
