@@ -93,17 +93,18 @@ struct PasscodeModule {
   }
 
   /// Where a host with real uid `uid` runs, as logind tells it: the session
-  /// its process is in; outside one (a terminal a desktop started runs in
-  /// the user manager), whether the user has a local display session and
-  /// whether any of theirs is remote.
+  /// its process is in, or, outside one (a terminal a desktop started runs
+  /// in the user manager), whether the user has a local display session;
+  /// and whether any of the user's sessions is remote.
   static func origin(of uid: uid_t) -> PasscodeOffer.Origin {
     guard LogindStateFiles.logindRuns else { return .noLogind }
-    let own = LogindStateFiles.sessionOfThisProcess(uid: uid).flatMap(LogindStateFiles.session).flatMap { $0.uid == uid ? $0 : nil }
-    if let own { return .session(remote: own.remote) }
     let all = LogindStateFiles.sessions(of: uid)
+    let remoteOpen = all.contains { $0.remote }
+    let own = LogindStateFiles.sessionOfThisProcess(uid: uid).flatMap(LogindStateFiles.session).flatMap { $0.uid == uid ? $0 : nil }
+    if let own { return .session(remote: own.remote, remoteOpen: remoteOpen) }
     guard !all.isEmpty else { return .noSession }
     let display = LogindStateFiles.displaySession(of: uid)
-    return .outsideSessions(localDisplay: display.map { !$0.remote } ?? false, remoteOpen: all.contains { $0.remote })
+    return .outsideSessions(localDisplay: display.map { !$0.remote } ?? false, remoteOpen: remoteOpen)
   }
 
   /// The token, if it can be a passcode at all (a password typed for another

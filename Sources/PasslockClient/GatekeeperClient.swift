@@ -138,6 +138,14 @@ public struct PendingRequest {
   }
 }
 
+extension StatusReading {
+  /// A request that got no answer: `unknown`, but for a gatekeeper that is
+  /// not there at all, which nothing started from here could ever run.
+  public init(_ error: ClientError) {
+    if case .missingGatekeeper = error { self = .gatekeeperUnavailable(error.description) } else { self = .unknown(error.briefly) }
+  }
+}
+
 public enum ClientError: Error, CustomStringConvertible {
   case missingGatekeeper(String)
   case io(SystemError)

@@ -86,12 +86,13 @@ public final class LockController {
   public func start() { apply(screen.start()) }
 
   /// Ends every request: the loser of a race is stopped before it can count
-  /// anything; a passcode check already counted its attempt, so it is let
-  /// finish and reaped.
+  /// anything; a passcode check already counted its attempt.
   public func end() {
     passwordRequest?.cancel()
     externalRequest?.cancel()
-    pending?.abandon()
+    // A check in flight counted its attempt before it hashed: ending it
+    // loses nothing, and a stopped one must not hold up the unlock.
+    pending?.cancel()
     unconfirmed?.request.cancel()  // a status read has nothing to lose
     passwordRequest = nil
     externalRequest = nil
@@ -217,7 +218,7 @@ public final class LockController {
   public func askForStatus() {
     guard confirming, unconfirmed == nil else { return }
     statusRetryAt = nil
-    do { unconfirmed = (try gatekeeper.start(.status), Self.now()) } catch { settle(.unknown(error.briefly)) }
+    do { unconfirmed = (try gatekeeper.start(.status), Self.now()) } catch { settle(StatusReading(error)) }
   }
 
   private func statusArrived() {

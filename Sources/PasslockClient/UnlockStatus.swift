@@ -1,6 +1,8 @@
+import Glibc
 // passlock-wayland compiles this file into its own module (Package.swift).
 #if !hasFeature(Embedded)
   import PasslockCore
+  import PasslockPOSIX
 #endif
 
 /// The status an unlock screen's first frame is drawn from, for every lock
@@ -22,33 +24,55 @@ public struct UnlockStatus {
   /// Why the gatekeeper could not be started.
   private let startFailure: String?
 
-  /// Reads the cache, or starts the gatekeeper's status request.
+  /// Reads the cache, or starts the gatekeeper's status request. No
+  /// gatekeeper at its path (cache or not): nothing could ever unlock.
   public static func begin(gatekeeper: GatekeeperClient) throws(CommandFailure) -> UnlockStatus {
+    guard access(gatekeeper.path, X_OK) == 0 else { throw .gatekeeper(ClientError.missingGatekeeper(gatekeeper.path).description) }
     if let cached = StatusCache.read() { return UnlockStatus(cached: cached, pending: nil, startFailure: nil) }
     do { return UnlockStatus(cached: nil, pending: try gatekeeper.start(.status), startFailure: nil) } catch {
-      // Nothing at that path: no lock screen could ever be unlocked.
-      if case .missingGatekeeper = error { throw .gatekeeper(error.description) }
       return UnlockStatus(cached: nil, pending: nil, startFailure: error.briefly)
     }
   }
 
   /// What to draw the first frame from: the cached status, or the
-  /// gatekeeper's reading (waited for). Throws only where nothing may be
-  /// locked: no passcode, or a gatekeeper that cannot work here.
-  public func first() throws(CommandFailure) -> StatusReading {
+  /// gatekeeper's reading (waited for, at most the status deadline). Throws
+  /// only where nothing may be locked: no passcode, or a gatekeeper that
+  /// cannot work here, and only while the lock is still to be made
+  /// (`alreadyLocked` false). Over a lock that stands (the console holder's
+  /// VT, a lock passlockd keeps and this screen replaces), every reading
+  /// gets a screen: the account password, or "Checking…".
+  public func first(alreadyLocked: Bool = false) throws(CommandFailure) -> StatusReading {
     if let cached { return .passcodeSet(cached) }
     let reading: StatusReading
     if let pending {
-      let answer: Result<AuthResult, ClientError>
-      do { answer = .success(try pending.finish { _, _, _ in false }) } catch { answer = .failure(error) }
-      reading = Self.read(answer)
+      if readable(pending.output, within: LockController.statusDeadlineMilliseconds) {
+        let answer: Result<AuthResult, ClientError>
+        do { answer = .success(try pending.finish { _, _, _ in false }) } catch { answer = .failure(error) }
+        reading = Self.read(answer)
+      } else {
+        // Stopped or stuck: no answer.
+        pending.cancel()
+        reading = .unknown("no answer in \(LockController.statusDeadlineMilliseconds / 1000) s")
+      }
     } else {
       reading = .unknown(startFailure ?? "passlock-auth did not start")
     }
     switch reading {
-    case .noPasscode: throw .noPasscode
-    case .gatekeeperUnavailable(let why): throw CommandFailure(.gatekeeperUnavailable, message: why)
-    case .passcodeSet, .storeRefused, .unknown: return reading
+    case .noPasscode where !alreadyLocked: throw .noPasscode
+    case .gatekeeperUnavailable(let why) where !alreadyLocked: throw CommandFailure(.gatekeeperUnavailable, message: why)
+    case .gatekeeperUnavailable(let why): return .unknown(why)
+    case .noPasscode, .passcodeSet, .storeRefused, .unknown: return reading
+    }
+  }
+
+  /// Whether `fd` becomes readable (or hangs up) within `milliseconds`.
+  private func readable(_ fd: FileDescriptor, within milliseconds: Int64) -> Bool {
+    var request = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+    let deadline = LockController.now() + milliseconds
+    while true {
+      let n = poll(&request, 1, Int32(max(0, deadline - LockController.now())))
+      if n < 0 && errno == EINTR { continue }
+      return n == 1
     }
   }
 
@@ -63,7 +87,7 @@ public struct UnlockStatus {
     let reading: StatusReading
     switch answer {
     case .success(let result): reading = StatusReading(result)
-    case .failure(let error): reading = .unknown(error.briefly)
+    case .failure(let error): reading = StatusReading(error)
     }
     switch reading {
     case .passcodeSet(let status): StatusCache.write(status)

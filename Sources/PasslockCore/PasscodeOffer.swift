@@ -14,15 +14,16 @@
 ///   alice@127.0.0.1` is another user's way in). A host run as root (not on
 ///   the user's behalf) must name a terminal of this machine in PAM_TTY: a
 ///   VT, a serial line, a pty, an X display; sshd says "ssh", a daemon
-///   nothing. A host with the user's real uid is judged by the logind session
-///   it runs in: `Remote=yes` (sudo typed in an ssh login) is not at this
-///   machine. Outside every session (a terminal a desktop started, in the
-///   user manager) nothing says where the person typing is: a tmux server
-///   started on the desktop and attached over ssh, or `systemd-run --user
-///   --pty sudo -i` from an ssh login, run there too. So there the passcode
-///   is offered only while the user has a local display session and no
-///   remote session open at all. Where logind runs, no session at all is
-///   not at this machine either. `allow_remote` lifts this part only.
+///   nothing. A host with the user's real uid is judged by logind: in a
+///   session that is `Remote=yes` (sudo typed in an ssh login) it is not at
+///   this machine. Nor is it while the user has any remote session open: a
+///   tmux server started at the desk (in a console login's session, or in
+///   the user manager outside every session, as a desktop's terminals are)
+///   may be attached from the ssh login, and `systemd-run --user --pty
+///   sudo -i` typed there runs in the user manager too; nothing says where
+///   the keys come from. Outside every session the user must also have a
+///   local display session. Where logind runs, no session at all is not at
+///   this machine either. `allow_remote` lifts this part only.
 public enum PasscodeOffer: Equatable, Sendable {
   case offer
   /// PAM_USER has no account (nothing to look the store up by).
@@ -36,8 +37,9 @@ public enum PasscodeOffer: Equatable, Sendable {
   public enum Origin: Equatable, Sendable {
     /// logind does not run: PAM_RHOST is all there is.
     case noLogind
-    /// The user's logind session it runs in.
-    case session(remote: Bool)
+    /// The user's logind session it runs in, and whether any of the user's
+    /// sessions is remote.
+    case session(remote: Bool, remoteOpen: Bool)
     /// In none of the user's sessions (the user manager's services, a
     /// desktop's terminal): whether they have a local display session, and
     /// whether any of their sessions is remote.
@@ -58,10 +60,10 @@ public enum PasscodeOffer: Equatable, Sendable {
       return .offer
     }
     switch origin {
-    case .noLogind, .session(remote: false), .outsideSessions(localDisplay: true, remoteOpen: false): return .offer
-    case .session(remote: true): return .remote("a remote logind session")
-    case .outsideSessions(_, remoteOpen: true):
-      return .remote("outside any session while a remote session of the user's is open (ssh, a tmux attached from it)")
+    case .noLogind, .session(remote: false, remoteOpen: false), .outsideSessions(localDisplay: true, remoteOpen: false): return .offer
+    case .session(remote: true, _): return .remote("a remote logind session")
+    case .session(remote: false, remoteOpen: true), .outsideSessions(_, remoteOpen: true):
+      return .remote("a remote session of the user's is open (ssh, and a tmux attached from it)")
     case .outsideSessions(localDisplay: false, remoteOpen: false), .noSession:
       return .remote("no logind session of the user's says where they are")
     }

@@ -81,10 +81,11 @@ enum ExternalAuthenticator {
         return AuthResult(.externalFailed, message: error.description)
       }
     }
-    // Accepted: it unlocks even where the store cannot record the success
-    // (the attempt counted before it ran then stays counted: never fewer).
+    // Accepted: it unlocks even where the store cannot record the success,
+    // full, read-only or busy (the attempt counted before it ran then stays
+    // counted: never fewer).
     do throws(StoreError) { try store.externalSucceeded() } catch {
-      guard error.unwritable != nil else { throw error }
+      guard error.unwritable != nil || PasscodeStore.isBusy(error) else { throw error }
     }
     return AuthResult(.ok)
   }

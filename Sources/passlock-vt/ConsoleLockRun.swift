@@ -43,14 +43,14 @@ final class ConsoleLockRun {
   /// status when the lock does not stand.
   func run(painted: Bool) -> Never {
     run(sequence.handle(.prepared(painted: painted, stale: prepared.stale != nil)))
-    // Every path of the sequence ends in an exit; should one not, the
-    // console is given back rather than left locked by a trap.
-    if let holder {
-      holder.end(closing: prepared.fd)
-    } else {
+    // Every path of the sequence ends in an exit; should one not, nothing is
+    // given back without a verdict: a lock that stands stays, as when the
+    // holder is killed (root's --release undoes it).
+    guard holder != nil else {
       prepared.abandon(console)
+      fail(.refused("the console lock sequence ended before the lock; nothing was locked"))
     }
-    fail(.refused("the console lock sequence ended without a verdict; the console was given back"))
+    fail(.refused("the console lock sequence ended without a verdict; the console stays locked (passlock-vt --release as root)"))
   }
 
   /// Carries out `effects` in order; the effects of an event one of them

@@ -53,7 +53,7 @@ struct StatusCheck {
     }
     let reading: StatusReading
     do throws(ClientError) { reading = StatusReading(try request.get().finish { _, _, _ in false }) } catch {
-      reading = .unknown(error.description)
+      reading = StatusReading(error)
     }
     return reading.locks ? nil : reading.problem
   }

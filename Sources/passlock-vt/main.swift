@@ -109,6 +109,12 @@ func holdConsole() -> Never {
   guard access(LockScreenRunner.lockScreenPath(), X_OK) == 0 else {
     fail(.refused("the lock screen \(LockScreenRunner.lockScreenPath()) is missing; refusing to lock"))
   }
+  // Nor one nothing could unlock: once switching is locked, only the
+  // gatekeeper's own refusal would give it back.
+  let gatekeeperPath = GatekeeperClient.locate(trustingEnvironment: getuid() == 0).path
+  guard access(gatekeeperPath, X_OK) == 0 else {
+    fail(.refused("the gatekeeper \(gatekeeperPath) is missing; refusing to lock"))
+  }
 
   // The holder must outlive memory pressure, and must not die with a terminal.
   SmallFile.write("/proc/self/oom_score_adj", "-1000")

@@ -63,7 +63,7 @@ final class Keymap {
   /// The lock screen's keys for a press of the key with evdev code `key`.
   func keys(pressing key: UInt32, passwordField: Bool) -> [InputParser.Key] {
     guard let state else { return [] }
-    let code = key + 8  // evdev → XKB keycode
+    let code = key &+ 8  // evdev → XKB keycode (a compositor's nonsense wraps, it does not trap)
     let keysym = xkb_state_key_get_one_sym(state, code)
     var buffer = [CChar](repeating: 0, count: 64)
     let length = Int(xkb_state_key_get_utf8(state, code, &buffer, buffer.count))

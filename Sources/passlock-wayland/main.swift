@@ -61,8 +61,10 @@ func parseOptions() -> (readyFD: Int32?, record: String?) {
   return options
 }
 
-/// Locks the session; returns after a real unlock.
-func lockSession(readyFD: Int32?) throws(CommandFailure) {
+/// Locks the session; returns after a real unlock. `record`: passlockd's
+/// lock record, so passlockd keeps this lock (it may be one a killed lock
+/// screen left with the compositor) and every status reading locks.
+func lockSession(readyFD: Int32?, record: String?) throws(CommandFailure) {
   // Checked before anything else: kept from the gatekeepers this starts.
   if let readyFD, !setCloseOnExec(readyFD) {
     throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
@@ -102,7 +104,7 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
     // Nothing is locked when the gatekeeper says no passcode is set; no
     // answer at all locks, with the status asked again (StatusReading).
     let first: StatusReading
-    do { first = try unlock.first() } catch { throw .refused(error) }
+    do { first = try unlock.first(alreadyLocked: record != nil) } catch { throw .refused(error) }
     let screen = LockScreen(reading: first, revealLastDigit: renderer.theme.revealLastDigit, now: LockController.now())
     let controller = LockController(
       gatekeeper: gatekeeper, screen: screen,
@@ -126,7 +128,7 @@ func lockSession(readyFD: Int32?) throws(CommandFailure) {
 
 let options = parseOptions()
 do throws(CommandFailure) {
-  try lockSession(readyFD: options.readyFD)
+  try lockSession(readyFD: options.readyFD, record: options.record)
   // A daemon that adopted this lock screen reads the unlock from the record's absence.
   if let record = options.record { unlink(record) }
   exit(0)

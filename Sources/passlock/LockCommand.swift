@@ -25,9 +25,11 @@ extension Commands {
     // passlock-vt's VT: what was typed there was typed at the lock (at the
     // frame the holder painted), not into a session.
     prepared.terminal.keepsTypeahead = ownVT
-    // From here on the terminal is locked whatever the gatekeeper does:
-    // only its accepted verdict gives it back (StatusReading).
-    let first = try unlock.first()
+    // Only the gatekeeper saying nothing could unlock keeps the terminal
+    // from being locked (StatusReading), and not where the lock already
+    // stands (the console holder's VT, a lock passlockd keeps): from the
+    // first frame on, only an accepted verdict gives it back.
+    let first = try unlock.first(alreadyLocked: ownVT || record != nil)
     var screen = LockScreen(reading: first, now: LockController.now())
     let lockScreen = prepared.lockScreen(
       screen: &screen, user: first.status?.user ?? environment("USER") ?? "", gatekeeper: gatekeeper,

@@ -51,15 +51,17 @@ extension Daemon {
   /// The loop's monotonic clock in milliseconds (the handshake's time).
   var loopMilliseconds: Int64 { Int64(loop.clock.monotonicNanoseconds / 1_000_000) }
 
-  /// The sessions a sleep waits for: each local one that gets a lock screen
-  /// and does not show one yet (covered and adopted ones show theirs).
+  /// The sessions a sleep waits for: each local one that does not show a
+  /// lock yet (covered and adopted ones show theirs). Which of them nothing
+  /// can lock is for `lock` to find (it reports `cannotLock`): only as a
+  /// lock starts is the session's compositor looked for.
   func sessionsToShowLocks() -> Set<String> {
     Set(
       localSessions().filter { session in
         switch locks[session.id] {
         case .running(let locker)?: return !locker.isReady
         case .adopted?, .covered?: return false
-        case nil: return plan(session).locks
+        case nil: return true
         }
       }.map(\.id))
   }

@@ -206,7 +206,10 @@ final class Daemon {
     do { return StatusReading(try pending.finish { _, _, _ in false }) } catch { return unanswered(error) }
   }
 
-  func unanswered(_ error: ClientError) -> StatusReading { .unknown("cannot run \(gatekeeper.path): \(error)") }
+  func unanswered(_ error: ClientError) -> StatusReading {
+    if case .missingGatekeeper = error { return StatusReading(error) }
+    return .unknown("cannot run \(gatekeeper.path): \(error)")
+  }
 
   /// The same check without waiting for it: the loop reads the answer. On
   /// the way to sleep, lock screens already starting must not wait for it.

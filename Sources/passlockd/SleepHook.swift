@@ -25,6 +25,10 @@ enum SleepHook {
 
   static func run(_ arguments: [String]) -> Never {
     guard arguments.first == "pre" else { exit(0) }
+    // A backstop for what no deadline check can bound: a call that blocks
+    // (a user's FUSE file system over their runtime directory, where
+    // fuse.conf allows others in) ends with the process at the bound's end.
+    alarm(UInt32(boundMilliseconds / 1000) + 1)
     let deadline = monotonicNanoseconds() + boundMilliseconds * 1_000_000
     var waiting = daemons(until: deadline)
     while !waiting.isEmpty {
@@ -42,7 +46,9 @@ enum SleepHook {
     exit(0)
   }
 
-  /// One user's running passlockd, and its runtime directory, opened.
+  /// One user's running passlockd (the first found of theirs: one per user
+  /// is looked at, so that a user running many cannot use up the hook's
+  /// descriptors), and its runtime directory, opened.
   struct Daemon {
     let pid: pid_t
     let uid: uid_t
@@ -64,12 +70,14 @@ enum SleepHook {
   static func daemons(until deadline: UInt64) -> [Daemon] {
     guard let me = Executable.path else { return [] }
     var found: [Daemon] = []
+    var users: Set<uid_t> = []
     for name in Directory.names("/proc") ?? [] {
       guard monotonicNanoseconds() < deadline else { break }
       guard let pid = pid_t(name), pid > 0, pid != getpid(),
         let exe = Directory.linkTarget("/proc/\(pid)/exe"), exe == me || exe == me + " (deleted)",
-        let uid = realUID(of: pid), uid != 0, let directory = runtimeDirectory(of: uid)
+        let uid = realUID(of: pid), uid != 0, !users.contains(uid), let directory = runtimeDirectory(of: uid)
       else { continue }
+      users.insert(uid)
       found.append(Daemon(pid: pid, uid: uid, directory: directory))
     }
     return found

@@ -27,20 +27,26 @@ import Testing
       (0, alice, nil, "tty", .noSession, false, .remote("PAM_TTY tty is no terminal of this machine")),
       (0, alice, "203.0.113.9", "ssh", .noSession, true, .offer),
       // alice's own sudo, su to herself, polkit authenticating her as herself.
-      (alice, alice, nil, "/dev/pts/1", .session(remote: false), false, .offer),
+      (alice, alice, nil, "/dev/pts/1", .session(remote: false, remoteOpen: false), false, .offer),
       (alice, alice, nil, nil, .noLogind, false, .offer),
       // In an ssh login (no PAM_RHOST from sudo, but logind says remote), or nowhere logind knows.
-      (alice, alice, nil, "/dev/pts/1", .session(remote: true), false, .remote("a remote logind session")),
+      (alice, alice, nil, "/dev/pts/1", .session(remote: true, remoteOpen: true), false, .remote("a remote logind session")),
       (alice, alice, nil, "/dev/pts/1", .noSession, false, .remote("no logind session of the user's says where they are")),
-      (alice, alice, nil, "/dev/pts/1", .session(remote: true), true, .offer),
-      (alice, alice, ":0", nil, .session(remote: false), false, .offer),
+      (alice, alice, nil, "/dev/pts/1", .session(remote: true, remoteOpen: true), true, .offer),
+      (alice, alice, ":0", nil, .session(remote: false, remoteOpen: false), false, .offer),
+      // In a console login's session while an ssh login is open: a tmux
+      // started here may be attached from there.
+      (
+        alice, alice, nil, "/dev/pts/2", .session(remote: false, remoteOpen: true), false,
+        .remote("a remote session of the user's is open (ssh, and a tmux attached from it)")
+      ),
       // Outside every session (a desktop's terminal, in the user manager):
       // only with a local display session and no remote one open, since a
       // tmux server started on the desktop may be attached over ssh.
       (alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: false), false, .offer),
       (
         alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: true), false,
-        .remote("outside any session while a remote session of the user's is open (ssh, a tmux attached from it)")
+        .remote("a remote session of the user's is open (ssh, and a tmux attached from it)")
       ),
       (
         alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: false, remoteOpen: false), false,
@@ -48,9 +54,9 @@ import Testing
       ),
       (alice, alice, nil, "/dev/pts/4", .outsideSessions(localDisplay: true, remoteOpen: true), true, .offer),
       // su alice started by bob; pkexec asking bob for alice's (an admin's) password.
-      (bob, alice, nil, "/dev/pts/1", .session(remote: false), false, .notTheOwner(realUID: bob, targetUID: alice)),
+      (bob, alice, nil, "/dev/pts/1", .session(remote: false, remoteOpen: false), false, .notTheOwner(realUID: bob, targetUID: alice)),
       // sudo -u root with rootpw, su root: the admin's passcode never replaces root's password.
-      (alice, 0, nil, "/dev/pts/1", .session(remote: false), false, .notTheOwner(realUID: alice, targetUID: 0)),
+      (alice, 0, nil, "/dev/pts/1", .session(remote: false, remoteOpen: false), false, .notTheOwner(realUID: alice, targetUID: 0)),
       // allow_remote does not lift the owner rule.
       (bob, alice, nil, nil, .noLogind, true, .notTheOwner(realUID: bob, targetUID: alice)),
       (alice, nil, nil, nil, .noLogind, false, .unknownUser),
