@@ -228,6 +228,24 @@ final class DaemonEndToEndTests {
     #expect(logind.lockerPIDs.isEmpty)
   }
 
+  /// A lock screen that dies at once every time (as one crashing on a
+  /// compositor's nonsense would; here a stand-in that kills itself with
+  /// SIGSEGV) is started again with a growing delay, logged, and said by
+  /// `passlock status`, while the session stays locked.
+  @Test func aLockScreenThatKeepsCrashingIsRestartedWithAGrowingDelayAndSaidSo() throws {
+    let crasher = h.root + "/crashing-lock-screen"
+    _ = FileManager.default.createFile(atPath: crasher, contents: Data("#!/bin/sh\nkill -SEGV $$\n".utf8))
+    chmod(crasher, 0o755)
+    h.environment["PASSLOCK_BIN"] = crasher
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("restarts with a growing delay", seconds: 10) { logind.daemonLog.contains("starting it again in 400 ms") }
+    #expect(logind.daemonLog.contains("starting it again in 200 ms") && logind.daemonLog.contains("starting it again in 0 ms"))
+    #expect(logind.lockedHint, "the session stays locked meanwhile")
+    let status = h.passlock("status").stdout
+    #expect(status.contains("the lock screen keeps failing"), "\(status)")
+  }
+
   @Test func aReplacedLockScreenGivesBackTheSettingsFromBeforeTheLock() throws {
     // An editor's own raw mode (no canonical input, no echo, no signals) on
     // the session's terminal when it locks.
