@@ -35,6 +35,15 @@ struct WaylandFaultTests {
     return (compositor, lock, ready[0])
   }
 
+  /// Ends both, whatever the test left running.
+  func stop(_ started: (compositor: pid_t, lock: pid_t, ready: Int32)) {
+    for pid in [started.lock, started.compositor] where kill(pid, 0) == 0 {
+      kill(pid, SIGKILL)
+      _ = Spawn.wait(pid, seconds: 2)
+    }
+    close(started.ready)
+  }
+
   func requests() -> [String] {
     ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
   }
@@ -46,14 +55,9 @@ struct WaylandFaultTests {
   }
 
   @Test func nonsenseFromTheCompositorLeavesTheLockStanding() throws {
-    let (compositor, lock, ready) = try start("nonsense")
-    defer {
-      kill(lock, SIGKILL)
-      kill(compositor, SIGKILL)
-      _ = Spawn.wait(lock, seconds: 2)
-      _ = Spawn.wait(compositor, seconds: 2)
-      close(ready)
-    }
+    let started = try start("nonsense")
+    let (lock, ready) = (started.lock, started.ready)
+    defer { stop(started) }
     #expect(readyByte(ready, seconds: 10), "locked: the ready byte")
     #expect(Wait.until(10) { requests().contains("> scale 2^30") }, "the nonsense was sent: \(requests())")
     // Whatever it does with it, it does within a second; two to be sure.
@@ -63,13 +67,9 @@ struct WaylandFaultTests {
   }
 
   @Test func theUnlockComesOnlyAfterLockedAndThePasscode() throws {
-    let (compositor, lock, ready) = try start("late-locked")
-    defer {
-      kill(lock, SIGKILL)
-      kill(compositor, SIGKILL)
-      _ = Spawn.wait(compositor, seconds: 2)
-      close(ready)
-    }
+    let started = try start("late-locked")
+    let lock = started.lock
+    defer { stop(started) }
     let status = Spawn.wait(lock, seconds: 15)
     #expect(status == 0, "the passcode typed after `locked` unlocks: \(requests())")
     let log = requests()
