@@ -12,12 +12,16 @@ import PackageDescription
 /// Both run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
 /// Both start on the console lock's critical path, so the C++ runtime the
 /// Swift runtime needs is linked in too (Sources/CLinux/static holds a
-/// `libstdc++.a` that points at GCC's archive; libgcc's unwinder likewise),
+/// `libstdc++.so` linker script that takes GCC's archive from the compiler's
+/// own search path; libgcc's unwinder likewise),
 /// and only the program's own few symbols are exported: loading and binding
 /// libstdc++.so and libgcc_s.so cost 0.6 ms of a 2 ms start.
+/// Linked with lld (as the static programs are), whose linker scripts take
+/// `-l:NAME` (gold's do not), with no data on the code's pages, as GNU ld
+/// lays them out by default.
 let staticRuntime: [LinkerSetting] = [
   .unsafeFlags([
-    "-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now",
+    "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "separate-code",
     "-L", "\(Context.packageDirectory)/Sources/CLinux/static", "-Xclang-linker", "-static-libgcc",
     "-Xlinker", "--no-export-dynamic",
   ])
