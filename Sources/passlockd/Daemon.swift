@@ -11,9 +11,13 @@ import PasslockTimers
 ///
 /// This file: its state, start-up and what triggers a lock. By concern, the
 /// rest: Daemon+Locking.swift (lock screens: start, restart, adopt),
-/// Daemon+SleepHandshake.swift (the inhibitor), Daemon+EventSources.swift
-/// (bus, children, watchdog). Which sessions it locks is LockPlan's call
-/// (PasslockCore). The state below is changed only by these files.
+/// Daemon+SleepHandshake.swift (carrying out SleepHandshake: the locks
+/// before sleep, the inhibitor, sleep-ready), Daemon+EventSources.swift
+/// (bus, children, watchdog); SleepHook.swift is the system sleep hook's
+/// own run (`--sleep-hook`, as root), not the daemon's. Which sessions it
+/// locks is LockPlan's call, when the machine may sleep SleepHandshake's,
+/// what a status answer means StatusReading's (PasslockCore). The state
+/// below is changed only by these files.
 final class Daemon {
   let config: Config
   let bus: Bus
@@ -242,6 +246,8 @@ final class Daemon {
       case .unknown: break
       }
     }
+    // Nothing to lock with: a refused inhibitor is nothing to worry about.
+    if !handshake.locks { noteInhibitor(problem: nil) }
     updateIdleTimers()
     for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
