@@ -29,7 +29,11 @@ let staticRuntime: [LinkerSetting] = [
 /// `passlock` (the lock screen) and `passlockd` are fully static executables:
 /// no dynamic loader, no libstdc++ mapped, about half the memory and start-up
 /// time. They therefore avoid NSS (getpwuid): the gatekeeper reports the user name.
-let fullyStatic: [LinkerSetting] = [.unsafeFlags(["-static-executable"])]
+/// Sources/CLinux/static supplies what Swift 6.0 asks for there and Debian
+/// 13's toolchain lacks (see its README).
+let fullyStatic: [LinkerSetting] = [
+  .unsafeFlags(["-static-executable", "-L", "\(Context.packageDirectory)/Sources/CLinux/static"])
+]
 /// Their memory is mostly code, faulted in 64 KiB at a time around first
 /// uses: lld puts the functions a lock runs first, in the order a script
 /// recorded (scripts/lock-screen-order for the terminal lock screen: 4.6 →
@@ -57,48 +61,89 @@ let lockScreenOrder = symbolOrder("Sources/passlock/lock-screen.order")
 /// The headers of cairo with its fontconfig and freetype parts, for the
 /// system-library target CCairo: it takes no pkg-config, whose -l flags
 /// would make the libraries load at start; passlock-wayland loads them
-/// itself when it first draws (DrawingLibrary).
+/// itself before it asks for the lock (DrawingLibrary).
 let drawingHeaders: [SwiftSetting] = [
   .unsafeFlags(["/usr/include/cairo", "/usr/include/freetype2"].flatMap { ["-Xcc", "-I" + $0] })
 ]
-/// passlock-wayland is built with Embedded Swift: no Swift runtime, no type
-/// metadata, the standard library compiled in as far as it is used. Its
-/// memory while locked was otherwise mostly the full runtime's code (2.5 MiB
-/// of 11, against swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around single
+/// passlock-wayland is built with Embedded Swift where the toolchain can
+/// (`embeddedBuild`): no Swift runtime, no type metadata, the standard
+/// library compiled in as far as it is used. Its memory while locked was
+/// otherwise mostly the full runtime's code (2.5 MiB of 11, against
+/// swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around single
 /// functions of the standard library's one large section, which no symbol
-/// order can gather. One module: Sources/passlock-wayland/Shared links the
-/// files it shares with the other programs (the lock screen's state, texts,
-/// controller and gatekeeper client), which leave out their imports of each
-/// other's modules there (`#if !hasFeature(Embedded)`); Sources/EmbeddedGlibc
-/// and GlibcOverlay.swift stand in for the toolchain's Glibc module, and
-/// CProgramArguments keeps the arguments (Embedded Swift has no CommandLine).
+/// order can gather. One module in either build: Sources/passlock-wayland/Shared
+/// links the files it shares with the other programs (the lock screen's
+/// state, texts, controller and gatekeeper client), which leave out their
+/// imports of each other's modules there (`#if !PASSLOCK_WAYLAND`). In the
+/// Embedded build Sources/EmbeddedGlibc and GlibcOverlay.swift stand in for
+/// the toolchain's Glibc module, and CProgramArguments keeps the arguments
+/// (Embedded Swift has no CommandLine).
 /// Optimized for size (its code is resident whole: 253 KB, 50 KB less than
 /// with -O), a section per function so that the symbol order places each.
 let embeddedLockScreen: [SwiftSetting] = [
   .enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-Osize", "-Xfrontend", "-function-sections"]),
 ]
-/// The toolchain's usr/lib/swift: two levels up from the swiftc on PATH.
-let toolchainLibraries: String = {
+/// The toolchain's usr/lib/swift: two levels up from the swiftc on PATH
+/// (Debian's /usr/bin/swiftc leads to /usr/libexec/swift).
+let toolchainLibraries: String? = {
   for directory in (Context.environment["PATH"] ?? "").split(separator: ":") {
     guard let resolved = realpath(directory + "/swiftc", nil) else { continue }
     defer { free(resolved) }
     let bin = String(cString: resolved).split(separator: "/", omittingEmptySubsequences: false).dropLast()
     return bin.dropLast().joined(separator: "/") + "/lib/swift"
   }
-  return "/opt/swift/usr/lib/swift"
+  return nil
 }()
-/// The standard library's Unicode tables (String comparison and hashing
-/// normalize) are the one part of the toolchain it links, from the embedded
-/// directory next to the compiler's own libraries.
-#if arch(arm64)
-  let embeddedTriple = "aarch64-unknown-linux-gnu"
+/// The triple of the toolchain's embedded standard library for the machine
+/// that builds (`uname -m`), whatever the toolchain's own triple spells its
+/// vendor (Debian's compiler is x86_64-pc-linux-gnu, the library's directory
+/// x86_64-unknown-linux-gnu): nil when it has none for this machine.
+let embeddedTriple: String? = {
+  var system = utsname()
+  guard uname(&system) == 0, let libraries = toolchainLibraries, let directory = opendir(libraries + "/embedded") else {
+    return nil
+  }
+  defer { closedir(directory) }
+  let machine = withUnsafeBytes(of: system.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+  while let entry = readdir(directory) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    if name.hasPrefix(machine + "-") && name.hasSuffix("-linux-gnu") { return name }
+  }
+  return nil
+}()
+/// Embedded Swift builds passlock-wayland from 6.1 on (6.0's has no String)
+/// where the toolchain has its embedded library for this machine; elsewhere
+/// (Debian 13's swiftlang 6.0.3) it is built in full Swift with the runtime
+/// linked in: the same program, more memory. PASSLOCK_WAYLAND_FULL_SWIFT=1
+/// asks for the full-Swift build anywhere (to measure it, to test it).
+#if compiler(>=6.1)
+  let embeddedBuild = embeddedTriple != nil && Context.environment["PASSLOCK_WAYLAND_FULL_SWIFT"] == nil
 #else
-  let embeddedTriple = "x86_64-unknown-linux-gnu"
+  let embeddedBuild = false
 #endif
-let embeddedLockScreenLinking: [LinkerSetting] = [
-  .unsafeFlags(["-enable-experimental-feature", "Embedded", "-L", "\(toolchainLibraries)/embedded/\(embeddedTriple)"]),
-  .linkedLibrary("swiftUnicodeDataTables"), .linkedLibrary("m"),
-]
+/// The standard library's Unicode tables (String comparison and hashing
+/// normalize) are the one part of the toolchain the Embedded build links,
+/// from the embedded directory next to the compiler's own libraries; it is
+/// compiled for that directory's triple.
+let waylandLockScreen: (dependencies: [Target.Dependency], exclude: [String], swift: [SwiftSetting], linker: [LinkerSetting]) = {
+  let shared: [Target.Dependency] = ["CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"]
+  let order = symbolOrder("Sources/passlock-wayland/lock-screen.order")
+  guard embeddedBuild, let libraries = toolchainLibraries, let triple = embeddedTriple else {
+    return (
+      shared, ["lock-screen.order", "GlibcOverlay.swift", "ProgramArguments.swift"],
+      drawingHeaders + [.define("PASSLOCK_WAYLAND")],
+      [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])]
+    )
+  }
+  return (
+    ["EmbeddedGlibc", "CProgramArguments"] + shared, ["lock-screen.order"],
+    drawingHeaders + embeddedLockScreen + [.define("PASSLOCK_WAYLAND"), .unsafeFlags(["-target", triple])],
+    [
+      .unsafeFlags(["-target", triple, "-enable-experimental-feature", "Embedded", "-L", "\(libraries)/embedded/\(triple)"]),
+      .linkedLibrary("swiftUnicodeDataTables"), .linkedLibrary("m"),
+    ] + order + [.unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"])]
+  )
+}()
 let package = Package(
   name: "passlock",
   products: [
@@ -182,15 +227,8 @@ let package = Package(
     // Its arguments, kept before main (Embedded Swift has no CommandLine).
     .target(name: "CProgramArguments", path: "Sources/CProgramArguments"),
     .executableTarget(
-      name: "passlock-wayland",
-      dependencies: [
-        "EmbeddedGlibc", "CProgramArguments", "CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock",
-      ],
-      exclude: ["lock-screen.order"],
-      swiftSettings: drawingHeaders + embeddedLockScreen,
-      linkerSettings: embeddedLockScreenLinking + symbolOrder("Sources/passlock-wayland/lock-screen.order") + [
-        .unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"])
-      ]),
+      name: "passlock-wayland", dependencies: waylandLockScreen.dependencies, exclude: waylandLockScreen.exclude,
+      swiftSettings: waylandLockScreen.swift, linkerSettings: waylandLockScreen.linker),
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers"],

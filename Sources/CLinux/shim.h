@@ -69,3 +69,8 @@ static inline int passlock_set_file_access_uid(uid_t uid) { return (int)syscall(
 // memfd_create(2) with MFD_CLOEXEC (declared by sys/mman.h only under
 // _GNU_SOURCE): anonymous shared memory for the Wayland lock screen's frames.
 static inline int passlock_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 1U /* MFD_CLOEXEC */); }
+
+// malloc_trim(3) (malloc.h, which the toolchain's Glibc module leaves out):
+// what a freed frame leaves in the heap goes back to the system.
+extern int malloc_trim(size_t pad);
+static inline int passlock_malloc_trim(void) { return malloc_trim(0); }

@@ -1,5 +1,5 @@
-// passlock-wayland compiles this file into its own module (Package.swift).
-#if !hasFeature(Embedded)
+// passlock-wayland compiles this file into its own module (Package.swift, PASSLOCK_WAYLAND).
+#if !PASSLOCK_WAYLAND
   import PasslockCore
   import PasslockPOSIX
 #endif

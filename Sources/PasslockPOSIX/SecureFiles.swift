@@ -11,8 +11,9 @@ public struct SecureDirectory: ~Copyable {
   /// Opens `path` as a directory owned by `owner` with no group/other access,
   /// creating it and its missing parents (0755) first when `create` is set.
   public init(path: String, owner: uid_t, create: Bool) throws(StoreFileError) {
-    self.path = path
-    self.owner = owner
+    // Every field is assigned after the last throw: Swift 6.0's compiler
+    // (Debian 13's swiftlang 6.0.3) crashes on a noncopyable type with a
+    // deinit whose throwing init assigns some before it throws.
     if create {
       do { try makeDirectories(path, mode: 0o755, parentsOnly: true) } catch { throw .system(error) }
       if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: path)) }
@@ -31,6 +32,8 @@ public struct SecureDirectory: ~Copyable {
       opened.close()
       throw (error as? StoreFileError) ?? .system(error as! SystemError)
     }
+    self.path = path
+    self.owner = owner
     fd = opened
   }
 

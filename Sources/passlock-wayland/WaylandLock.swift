@@ -1,3 +1,4 @@
+import CLinux
 import CSessionLock
 import CWaylandClient
 import Glibc
@@ -299,6 +300,6 @@ final class WaylandLock {
     // What a frame allocated and freed (fontconfig's setup at the first,
     // paths, cairo's scratch) would stay resident in the heap until reused;
     // the lock screen then waits, mostly for minutes.
-    malloc_trim(0)
+    _ = passlock_malloc_trim()
   }
 }
