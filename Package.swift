@@ -132,7 +132,8 @@ let waylandLockScreen: (dependencies: [Target.Dependency], exclude: [String], sw
     return (
       shared, ["lock-screen.order", "GlibcOverlay.swift", "ProgramArguments.swift"],
       drawingHeaders + [.define("PASSLOCK_WAYLAND")],
-      [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])]
+      // Full RELRO (lld: gold gave none here).
+      [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "--no-export-dynamic"])]
     )
   }
   return (
@@ -198,7 +199,9 @@ let package = Package(
       exclude: ["exports.map"],
       linkerSettings: [
         .unsafeFlags([
-          "-static-stdlib",
+          // Full RELRO, as any library loaded into a setuid host should have
+          // (lld: gold gave none with Swift 6.0).
+          "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now",
           // The Swift runtime inside cannot be unloaded cleanly: its caches would
           // leak on every dlclose. NODELETE keeps one copy loaded across cycles.
           "-Xlinker", "-z", "-Xlinker", "nodelete",
