@@ -45,7 +45,7 @@ public struct UnlockStatus {
     if let cached { return .passcodeSet(cached) }
     let reading: StatusReading
     if let pending {
-      if readable(pending.output, within: LockController.statusDeadlineMilliseconds) {
+      if pending.output.becomesReadable(withinMilliseconds: LockController.statusDeadlineMilliseconds) {
         let answer: Result<AuthResult, ClientError>
         do { answer = .success(try pending.finish { _, _, _ in false }) } catch { answer = .failure(error) }
         reading = Self.read(answer)
@@ -62,17 +62,6 @@ public struct UnlockStatus {
     case .gatekeeperUnavailable(let why) where !alreadyLocked: throw CommandFailure(.gatekeeperUnavailable, message: why)
     case .gatekeeperUnavailable(let why): return .unknown(why)
     case .noPasscode, .passcodeSet, .storeRefused, .unknown: return reading
-    }
-  }
-
-  /// Whether `fd` becomes readable (or hangs up) within `milliseconds`.
-  private func readable(_ fd: FileDescriptor, within milliseconds: Int64) -> Bool {
-    var request = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
-    let deadline = LockController.now() + milliseconds
-    while true {
-      let n = poll(&request, 1, Int32(max(0, deadline - LockController.now())))
-      if n < 0 && errno == EINTR { continue }
-      return n == 1
     }
   }
 

@@ -93,6 +93,19 @@ public struct FileDescriptor: Sendable, Equatable {
     guard fchmod(rawValue, mode) == 0 else { throw SystemError("fchmod") }
   }
 
+  /// poll(2): readable (or hung up) within `milliseconds`. Looked at once
+  /// even with none left: an answer already there counts.
+  public func becomesReadable(withinMilliseconds milliseconds: Int64) -> Bool {
+    var request = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+    let deadline = Int64(monotonicNanoseconds() / 1_000_000) + max(0, milliseconds)
+    while true {
+      let left = max(0, deadline - Int64(monotonicNanoseconds() / 1_000_000))
+      let n = poll(&request, 1, Int32(min(left, Int64(Int32.max))))
+      if n < 0 && errno == EINTR { continue }
+      return n == 1
+    }
+  }
+
   public func status() throws(SystemError) -> stat {
     var st = stat()
     guard fstat(rawValue, &st) == 0 else { throw SystemError("fstat") }

@@ -66,13 +66,7 @@ struct StatusCheck {
 /// Looked at once even when the deadline has passed: an answer that came
 /// meanwhile counts (a late frame is not blamed on a gatekeeper that answered).
 func readable(_ fd: Int32, by deadline: Double) -> Bool {
-  var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-  while true {
-    let left = max(0, deadline - monotonicSeconds())
-    let n = poll(&request, 1, left > 0 ? Int32(left * 1000) + 1 : 0)
-    if n == -1 && errno == EINTR { continue }
-    return n == 1
-  }
+  FileDescriptor(rawValue: fd).becomesReadable(withinMilliseconds: Int64(((deadline - monotonicSeconds()) * 1000).rounded(.up)))
 }
 
 /// Reaps lock screen `pid`: its wait status (nil if waitpid cannot report

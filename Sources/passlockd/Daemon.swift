@@ -194,8 +194,7 @@ final class Daemon {
     let pending: PendingRequest
     do { pending = try gatekeeper.start(.status) } catch { return passcodeChecked(unanswered(error)) }
     // A gatekeeper stopped (by the user's own SIGSTOP) must not stop the daemon.
-    var ready = pollfd(fd: pending.output.rawValue, events: Int16(POLLIN), revents: 0)
-    guard retryingInterrupts({ poll(&ready, 1, Self.statusDeadlineMilliseconds) }) == 1 else {
+    guard pending.output.becomesReadable(withinMilliseconds: Self.statusDeadlineMilliseconds) else {
       pending.cancel()
       return passcodeChecked(.unknown("\(gatekeeper.path) did not answer within \(Self.statusDeadlineMilliseconds / 1000) s"))
     }
@@ -203,7 +202,7 @@ final class Daemon {
   }
 
   /// How long the daemon waits for the gatekeeper's status when it waits at all.
-  static let statusDeadlineMilliseconds: Int32 = 3_000
+  static let statusDeadlineMilliseconds: Int64 = 3_000
 
   /// A finished request's reading.
   func answer(of pending: PendingRequest) -> StatusReading {
