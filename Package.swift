@@ -256,7 +256,10 @@ let package = Package(
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),
     // Runs the built executables; `swift build --build-tests` builds them
     // (depending on them here would pull their static-runtime flags into the test bundle).
-    .testTarget(name: "EndToEndTests", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockBus"]),
+    // PASSLOCK_WAYLAND_EMBEDDED: the tests know which passlock-wayland was built.
+    .testTarget(
+      name: "EndToEndTests", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockBus"],
+      swiftSettings: embeddedBuild ? [.define("PASSLOCK_WAYLAND_EMBEDDED")] : []),
   ],
   swiftLanguageModes: [.v6]
 )

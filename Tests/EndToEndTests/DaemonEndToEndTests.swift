@@ -259,14 +259,19 @@ final class DaemonEndToEndTests {
     try logind.startDaemon()
     logind.lockSession()
     waitFor("locked") { logind.lockerPIDs.count == 1 }
+    // Every frame drawn on the terminal since the lock: the first lock
+    // screen's, then (counted apart from it) its replacement's.
+    var screen = ""
+    func frames() -> Int {
+      screen += logind.drain()
+      return screen.components(separatedBy: "Enter Passcode").count - 1
+    }
+    waitFor("the first lock screen's frame") { frames() >= 1 }
     let first = logind.lockerPIDs[0]
+    let before = frames()
     kill(first, SIGKILL)  // the replacement finds the terminal in the lock screen's raw mode
     waitFor("a new lock screen") { logind.lockerPIDs.first.map { $0 != first } ?? false }
-    var screen = ""
-    waitFor("its frame (its terminal modes set)") {
-      screen += logind.drain()
-      return screen.contains("Enter Passcode")
-    }
+    waitFor("its frame (its terminal modes set)") { frames() > before }
     logind.type("2580")
     waitFor("unlocked") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
     var after = termios()
