@@ -75,6 +75,8 @@ class Desk:
         debs = f"{self.work}/debs"
         os.makedirs(debs, exist_ok=True)
         shutil.copy(self.deb, debs)
+        # The package's autopkgtests, for the one only a machine can run.
+        shutil.copytree(os.path.join(os.path.dirname(__file__), "../../debian/tests"), f"{debs}/tests", dirs_exist_ok=True)
         subprocess.run(["mkfs.ext4", "-q", "-F", "-d", debs, f"{self.work}/deb.img", "64M"], check=True)
         self.vm = Machine(self.image, self.work)
         self.vm.extra_drive = f"{self.work}/deb.img"
