@@ -184,7 +184,7 @@ let package = Package(
     // The passcode store: yescrypt hashing and the on-disk records.
     .target(name: "PasslockStore", dependencies: ["PasslockCore", "PasslockPOSIX", "CXCrypt"]),
     // PAM: client transactions (account password) and the module side's calls.
-    .target(name: "PasslockPAM", dependencies: ["PasslockPOSIX", "CPAM"]),
+    .target(name: "PasslockPAM", dependencies: ["PasslockCore", "PasslockPOSIX", "CPAM"]),
     // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
     .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
     // What passlockd waits for on its event loop: idle timers, retries
