@@ -245,8 +245,9 @@ final class Daemon {
       case .unknown: break
       }
     }
-    // Nothing to lock with: a refused inhibitor is nothing to worry about.
-    if !handshake.locks { noteInhibitor(problem: nil) }
+    // Nothing to lock with: a refused inhibitor is nothing to worry about
+    // (and nothing to log: no inhibitor is held either).
+    if !handshake.locks { inhibitorProblem = nil }
     updateIdleTimers()
     for session in sessions.values where session.isGraphical { followIdleHint(session) }
   }
