@@ -1,4 +1,5 @@
 import Glibc
+
 // passlock-wayland compiles this file into its own module (Package.swift, PASSLOCK_WAYLAND).
 #if !PASSLOCK_WAYLAND
   import PasslockCore

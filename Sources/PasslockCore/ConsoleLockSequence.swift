@@ -37,11 +37,12 @@ public struct ConsoleLockSequence: Hashable, Sendable {
     case prepared(painted: Bool, stale: Bool)
     case lockScreenStarted
     case lockScreenDidNotStart(String)
-    /// Switching is locked on the lock VT (inside the lock: the settle watch follows).
+    /// Switching is locked on the lock VT (the settle watch follows).
     case switchingLocked
-    /// The lock could not be made (the console keeps its state; the reason is the holder's error).
+    /// The lock could not be made or did not settle (the console keeps its
+    /// state; the reason is the holder's error).
     case lockFailed
-    /// The lock is made and settled: the lock VT stays on screen.
+    /// The lock settled: the lock VT stays on screen.
     case settled
     /// The caller's session checked again once switching is locked (nil: still theirs).
     case sessionChecked(Refusal?)
@@ -53,7 +54,8 @@ public struct ConsoleLockSequence: Hashable, Sendable {
     case lockScreenExited(status: Int32, ranForSeconds: Double)
   }
 
-  /// How the wait for the first lock screen's frame ended.
+  /// How the wait for the first lock screen's frame ended (passlock-vt's
+  /// waitForFrame answers with it).
   public enum FrameOutcome: Equatable, Sendable {
     case drawn
     /// It exited first (with this status; it has been reaped).
@@ -79,8 +81,12 @@ public struct ConsoleLockSequence: Hashable, Sendable {
     case raisePriority
     case lowerPriority
     /// Switch to the lock VT and lock switching (then `.switchingLocked`
-    /// inside, `.settled` or `.lockFailed` after).
+    /// or `.lockFailed`).
     case lockSwitching
+    /// Watch that the lock VT stays on screen (a switch requested just
+    /// before the lock is carried out later), then mute the console (then
+    /// `.settled` or `.lockFailed`).
+    case settle
     case checkSessionAgain
     /// Wait, with one bound, for the first frame and the status answer.
     case awaitFirstFrameAndStatus
@@ -126,11 +132,30 @@ public struct ConsoleLockSequence: Hashable, Sendable {
 
   public init() {}
 
+  /// Whether `event` can come in this phase: the events ConsoleLockRun
+  /// reports are answers to this sequence's own effects, so any other is a
+  /// bug in the interpreter (nothing comes after the end: it has exited).
+  public func expects(_ event: Event) -> Bool {
+    switch event {
+    case .prepared: phase == .preparing
+    case .lockScreenStarted, .lockScreenDidNotStart:
+      phase == .checkingBeforeLock || phase == .locking || phase == .supervising
+    case .switchingLocked, .lockFailed, .settled: phase == .locking
+    case .sessionChecked: phase == .checkingSession
+    case .firstFrame, .statusAnswered: phase == .checkingBeforeLock || phase == .awaitingLockStands
+    case .lockScreenExited: phase == .supervising
+    }
+  }
+
   public mutating func handle(_ event: Event) -> [Effect] {
-    guard phase != .ended else { return [] }  // nothing after the end
+    // Trapped in debug builds; ignored otherwise (nothing is given back on
+    // an event that cannot happen).
+    guard expects(event) else {
+      assertionFailure("console lock sequence: \(event) in phase \(phase)")
+      return []
+    }
     switch event {
     case .prepared(let painted, let stale):
-      guard phase == .preparing else { return [] }
       self.stale = stale
       startsOnceLocked = painted && !stale
       let start: [Effect] = startsOnceLocked ? [] : [.startLockScreen]
@@ -168,25 +193,24 @@ public struct ConsoleLockSequence: Hashable, Sendable {
       }
 
     case .switchingLocked:
-      guard phase == .locking else { return [] }
       switchingIsLocked = true
-      if startsOnceLocked { return [.startLockScreen] }  // its start brings the status check
-      guard !stale else { return [] }  // asked before the lock
+      // What starts once switching is locked starts before the settle watch
+      // (a raced switch is taken back that much later; SwitchWatch still
+      // sees it). A failure there is answered once the lock has settled.
+      if startsOnceLocked { return [.startLockScreen, .settle] }  // its start brings the status check
+      guard !stale else { return [.settle] }  // asked before the lock
       statusCheckRunning = true
-      return [.startStatusCheck]
+      return [.startStatusCheck, .settle]
 
     case .lockFailed:
-      guard phase == .locking else { return [] }
       phase = .ended
       return cancelStatus() + stopLockScreen() + [.abandon(nil)]
 
     case .settled:
-      guard phase == .locking else { return [] }
       phase = .checkingSession
       return [.checkSessionAgain]
 
     case .sessionChecked(let refusal):
-      guard phase == .checkingSession else { return [] }
       if let refusal {
         phase = .ended
         return cancelStatus() + stopLockScreen() + [.giveBack(refusal)]
@@ -196,7 +220,6 @@ public struct ConsoleLockSequence: Hashable, Sendable {
       return [.awaitFirstFrameAndStatus]
 
     case .firstFrame(let outcome):
-      guard phase == .checkingBeforeLock || phase == .awaitingLockStands else { return [] }
       if case .exited = outcome { lockScreenRunning = false }
       return []
 
@@ -225,7 +248,6 @@ public struct ConsoleLockSequence: Hashable, Sendable {
       }
 
     case .lockScreenExited(let status, let ranFor):
-      guard phase == .supervising else { return [] }
       lockScreenRunning = false
       if status == 0 {
         phase = .ended

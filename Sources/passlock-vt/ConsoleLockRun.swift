@@ -21,7 +21,9 @@ final class ConsoleLockRun {
   private var holder: Holder?
   /// The running lock screen and its ready pipe.
   private var lockScreen: (pid: pid_t, ready: Int32)?
-  private var lockScreenStartedAt: time_t = 0
+  /// When the running lock screen started (monotonic seconds): how long
+  /// it ran decides the restart's delay.
+  private var lockScreenStartedAt = 0.0
   private var check: StatusCheck?
   private var switches: SwitchWatch?
   /// What Holder.lock threw (`.abandon(nil)` exits with it).
@@ -70,7 +72,7 @@ final class ConsoleLockRun {
     case .startLockScreen:
       do {
         lockScreen = try startLockScreen(on: prepared.tty)
-        lockScreenStartedAt = time(nil)
+        lockScreenStartedAt = monotonicSeconds()
         return sequence.handle(.lockScreenStarted)
       } catch {
         return sequence.handle(.lockScreenDidNotStart(error.description))
@@ -91,18 +93,15 @@ final class ConsoleLockRun {
     case .lockSwitching:
       // Opened before the lock: a switch right after it is seen, not missed.
       switches = SwitchWatch()
-      do {
-        // What starts once switching is locked runs inside the lock, before
-        // its settle watch (a raced switch is taken back that much later;
-        // SwitchWatch still sees it). Nothing there ends the holder: a
-        // failure is answered once the lock has settled.
-        holder = try Holder.lock(prepared, console: console, user: caller) {
-          let effects = sequence.handle(.switchingLocked)
-          assert(!effects.contains { if case .abandon = $0 { true } else if case .giveBack = $0 { true } else { false } })
-          run(effects)
-        }
-      } catch {
+      do { holder = try Holder.lock(prepared, console: console, user: caller) } catch {
         lockError = error
+        return sequence.handle(.lockFailed)
+      }
+      return sequence.handle(.switchingLocked)
+    case .settle:
+      do { try holder?.settle() } catch {
+        lockError = error
+        holder = nil  // undone: nothing to give back
         return sequence.handle(.lockFailed)
       }
       return sequence.handle(.settled)
@@ -133,7 +132,7 @@ final class ConsoleLockRun {
       // Only an exit 0 that waitpid saw unlocks; a wait that fails is a failure.
       let status = (switches.map { $0.supervise(lockScreen.pid, holder: holder) } ?? reapLockScreen(lockScreen.pid)) ?? -1
       self.lockScreen = nil
-      return sequence.handle(.lockScreenExited(status: status, ranForSeconds: Double(time(nil) - lockScreenStartedAt)))
+      return sequence.handle(.lockScreenExited(status: status, ranForSeconds: monotonicSeconds() - lockScreenStartedAt))
     case .showEmergency:
       holder?.emergency(prepared.fd)
       return []
@@ -144,11 +143,12 @@ final class ConsoleLockRun {
       tcflush(prepared.fd, TCIFLUSH)
       do {
         let started = try startLockScreen(on: prepared.tty)
+        // Only the first lock screen's frame is waited for: a later one is
+        // supervised from its start (its ready byte finds the pipe closed,
+        // which it ignores).
+        close(started.ready)
         lockScreen = started
-        lockScreenStartedAt = time(nil)
-        // Only the first lock screen's frame is reported; a later one that
-        // hangs before it is supervised all the same.
-        _ = waitForFrame(started.ready, by: monotonicSeconds() + ConsoleLockSequence.lockStandsWithinSeconds)
+        lockScreenStartedAt = monotonicSeconds()
         return sequence.handle(.lockScreenStarted)
       } catch {
         return sequence.handle(.lockScreenDidNotStart(error.description))
@@ -164,14 +164,9 @@ final class ConsoleLockRun {
     let deadline = monotonicSeconds() + ConsoleLockSequence.lockStandsWithinSeconds
     var effects: [Effect] = []
     if let lockScreen {
-      switch waitForFrame(lockScreen.ready, by: deadline) {
-      case .drawn: effects += sequence.handle(.firstFrame(.drawn))
-      case .exited:
-        let status = reapLockScreen(lockScreen.pid) ?? -1
-        self.lockScreen = nil
-        effects += sequence.handle(.firstFrame(.exited(status: exitCode(fromWaitStatus: status))))
-      case .late: effects += sequence.handle(.firstFrame(.late))
-      }
+      let outcome = waitForFrame(lockScreen, by: deadline)
+      if case .exited = outcome { self.lockScreen = nil }  // reaped
+      effects += sequence.handle(.firstFrame(outcome))
     }
     // Used up here, whatever it says (a used-up request is reaped, not
     // cancelled). No check at all is no answer: the lock stands.

@@ -13,6 +13,8 @@ struct Holder {
   let lockVT: Int32
   let knobs: KernelKnobs
   let user: uid_t
+  /// The record of the killed holder's lock this one was made over.
+  let stale: State?
 
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
@@ -63,12 +65,10 @@ struct Holder {
     return prepared
   }
 
-  /// Switches to the prepared VT, locks switching, mutes the console.
-  /// `whenLocked` runs right after switching is locked, before the settle
-  /// watch below.
-  static func lock(
-    _ prepared: Prepared, console: Console, user: uid_t, whenLocked: () -> Void
-  ) throws(HolderError) -> Holder {
+  /// Switches to the prepared VT and locks switching. The settle watch
+  /// (`settle`) follows as a step of its own: what starts once switching is
+  /// locked starts between the two.
+  static func lock(_ prepared: Prepared, console: Console, user: uid_t) throws(HolderError) -> Holder {
     // A holder that was killed left switching locked and the console muted:
     // start from what it recorded, not from its muted values.
     let stale = prepared.stale
@@ -76,7 +76,8 @@ struct Holder {
     // Over a stale lock the VT on screen is the dead holder's lock VT.
     let original = stale?.original ?? console.active()
     let knobs = stale?.knobs ?? KernelKnobs.current()
-    let holder = Holder(console: console, originalVT: original, lockVT: prepared.vt, knobs: knobs, user: user)
+    let holder = Holder(
+      console: console, originalVT: original, lockVT: prepared.vt, knobs: knobs, user: user, stale: stale)
     // Nothing is locked that --release could not undo.
     guard State(original: original, lock: prepared.vt, knobs: knobs, holder: getpid()).write() else {
       if stale != nil { try? console.lockSwitching() }
@@ -85,39 +86,52 @@ struct Holder {
     do throws(HolderError) {
       try console.switchTo(prepared.vt)
       try console.lockSwitching()
-      whenLocked()
-      // A switch requested before the lock (Ctrl-Alt-Fn at that very moment)
-      // is carried out by the kernel later, lock or not, and would leave the
-      // session on screen behind a locked console. Such a request is done
-      // within a few ms: watch for 30 ms that the lock VT stays on screen.
-      var tries = 0
-      var settled = monotonicSeconds() + 0.03
-      while monotonicSeconds() < settled {
-        if console.active() != prepared.vt {
-          tries += 1
-          guard tries < 10 else { throw HolderError.stuck("the console keeps switching away from the lock VT") }
-          try console.takeBack(prepared.vt)
-          settled = monotonicSeconds() + 0.03
-        }
-        usleep(500)
-      }
     } catch {
-      // Nothing new is locked: leave the console as it was (a lock a killed
-      // holder left stays locked, with its record), and say so.
-      if let stale {
-        try? console.lockSwitching()
-        _ = stale.write()  // its record again, not the one naming our freed VT
-      } else {
-        console.unlockSwitching()
-        // The session back on screen if the switch went through (a lock that
-        // failed after it must not leave the lock VT there, unlocked).
-        if console.active() == prepared.vt { try? console.switchTo(original) }
-        unlink(stateFile)
-      }
+      holder.undo()
       throw error  // the caller ends the lock screen, then abandons the VT
     }
-    KernelKnobs.mute()
     return holder
+  }
+
+  /// A switch requested before the lock (Ctrl-Alt-Fn at that very moment)
+  /// is carried out by the kernel later, lock or not, and would leave the
+  /// session on screen behind a locked console. Such a request is done
+  /// within a few ms: watch for 30 ms that the lock VT stays on screen, then
+  /// mute the console. On failure the lock is undone.
+  func settle() throws(HolderError) {
+    var tries = 0
+    var settled = monotonicSeconds() + 0.03
+    while monotonicSeconds() < settled {
+      if console.active() != lockVT {
+        tries += 1
+        guard tries < 10 else {
+          undo()
+          throw .stuck("the console keeps switching away from the lock VT")
+        }
+        do throws(HolderError) { try console.takeBack(lockVT) } catch {
+          undo()
+          throw error
+        }
+        settled = monotonicSeconds() + 0.03
+      }
+      usleep(500)
+    }
+    KernelKnobs.mute()
+  }
+
+  /// Nothing new is locked: the console as it was (a lock a killed holder
+  /// left stays locked, with its record).
+  private func undo() {
+    if let stale {
+      try? console.lockSwitching()
+      _ = stale.write()  // its record again, not the one naming our freed VT
+    } else {
+      console.unlockSwitching()
+      // The session back on screen if the switch went through (a lock that
+      // failed after it must not leave the lock VT there, unlocked).
+      if console.active() == lockVT { try? console.switchTo(originalVT) }
+      unlink(Holder.stateFile)
+    }
   }
 
   /// After a real unlock: everything back as it was.

@@ -83,16 +83,16 @@ func stopLockScreen(_ pid: pid_t) {
   _ = reapLockScreen(pid)
 }
 
-enum FrameWait { case drawn, exited, late }
-
-/// Waits for a lock screen's first frame until `deadline`.
-func waitForFrame(_ ready: Int32, by deadline: Double) -> FrameWait {
-  defer { close(ready) }
-  guard readable(ready, by: deadline) else { return .late }
+/// Waits for a lock screen's first frame until `deadline`; one that exited
+/// first is reaped.
+func waitForFrame(_ lockScreen: (pid: pid_t, ready: Int32), by deadline: Double) -> ConsoleLockSequence.FrameOutcome {
+  defer { close(lockScreen.ready) }
+  guard readable(lockScreen.ready, by: deadline) else { return .late }
   var byte: UInt8 = 0
   while true {
-    let n = read(ready, &byte, 1)
+    let n = read(lockScreen.ready, &byte, 1)
     if n == -1 && errno == EINTR { continue }
-    return n == 1 ? .drawn : .exited
+    if n == 1 { return .drawn }
+    return .exited(status: exitCode(fromWaitStatus: reapLockScreen(lockScreen.pid) ?? -1))
   }
 }

@@ -22,7 +22,7 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen]),
+        (.switchingLocked, [.startLockScreen, .settle]),
         (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
@@ -36,7 +36,7 @@ import Testing
       [
         (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
         (.lockScreenStarted, []),
-        (.switchingLocked, [.startStatusCheck]),
+        (.switchingLocked, [.startStatusCheck, .settle]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
         (.firstFrame(.drawn), []),
@@ -53,7 +53,7 @@ import Testing
         (.lockScreenStarted, []),
         (.firstFrame(.drawn), []),
         (.statusAnswered(refusal: nil), [.lockSwitching]),
-        (.switchingLocked, []),
+        (.switchingLocked, [.settle]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), Self.standing),
       ], "stale")
@@ -77,7 +77,7 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen]),
+        (.switchingLocked, [.startLockScreen, .settle]),
         (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
@@ -107,7 +107,7 @@ import Testing
       [
         (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
         (.lockScreenStarted, []),
-        (.switchingLocked, [.startStatusCheck]),
+        (.switchingLocked, [.startStatusCheck, .settle]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
         (.firstFrame(frame), []),
@@ -121,7 +121,7 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen]),
+        (.switchingLocked, [.startLockScreen, .settle]),
         (.lockScreenStarted, [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(shared), [.cancelStatusCheck, .stopLockScreen, .giveBack(shared)]),
@@ -136,7 +136,7 @@ import Testing
       (.lockScreenStarted, []),
       (.firstFrame(.drawn), []),
       (.statusAnswered(refusal: nil), [.lockSwitching]),
-      (.switchingLocked, []),
+      (.switchingLocked, [.settle]),
     ]
     expectSteps(before + [(.lockFailed, [.stopLockScreen, .abandon(nil)])], "stale, the lock fails")
     let changed = R("the session on screen changed while locking; refusing to lock")
@@ -150,7 +150,7 @@ import Testing
       [
         (.prepared(painted: false, stale: false), [.startLockScreen, .raisePriority, .lockSwitching]),
         (.lockScreenStarted, []),
-        (.switchingLocked, [.startStatusCheck]),
+        (.switchingLocked, [.startStatusCheck, .settle]),
         (.lockFailed, [.cancelStatusCheck, .stopLockScreen, .abandon(nil)]),
       ], "the display server does not let go")
   }
@@ -166,7 +166,7 @@ import Testing
     expectSteps(
       [
         (.prepared(painted: true, stale: false), [.raisePriority, .lockSwitching]),
-        (.switchingLocked, [.startLockScreen]),
+        (.switchingLocked, [.startLockScreen, .settle]),
         (.lockScreenDidNotStart("posix_spawn: Resource temporarily unavailable"), [.startStatusCheck]),
         (.settled, [.checkSessionAgain]),
         (.sessionChecked(nil), [.awaitFirstFrameAndStatus]),
@@ -196,6 +196,35 @@ import Testing
     #expect(sequence.handle(.lockScreenDidNotStart("posix_spawn")) == [.showEmergency, .restartLockScreen(afterMilliseconds: 5_000)])
     #expect(sequence.handle(.lockScreenExited(status: 0, ranForSeconds: 3)) == [.unlock])
     #expect(sequence.phase == .ended)
+  }
+}
+
+/// The events the holder can report in each phase: any other is a bug in
+/// its interpreter, trapped in debug builds (the model check below explores
+/// only the expected ones).
+@Suite struct ConsoleLockSequencePhaseTests {
+  typealias S = ConsoleLockSequence
+
+  @Test func eventsOutOfPhaseAreNotExpected() {
+    var sequence = S()
+    #expect(sequence.expects(.prepared(painted: true, stale: false)))
+    for event: S.Event in [
+      .switchingLocked, .settled, .sessionChecked(nil), .firstFrame(.drawn), .lockScreenExited(status: 0, ranForSeconds: 1),
+    ] {
+      #expect(!sequence.expects(event), "\(event) before the lock VT is prepared")
+    }
+    _ = sequence.handle(.prepared(painted: true, stale: false))
+    #expect(sequence.expects(.switchingLocked) && sequence.expects(.lockScreenStarted))
+    #expect(!sequence.expects(.prepared(painted: true, stale: false)), "prepared twice")
+    #expect(!sequence.expects(.lockScreenExited(status: 0, ranForSeconds: 1)), "an unlock before the lock stands")
+    for event: S.Event in [.switchingLocked, .settled, .sessionChecked(nil), .firstFrame(.drawn), .statusAnswered(refusal: nil)] {
+      _ = sequence.handle(event)
+    }
+    #expect(sequence.phase == .supervising)
+    #expect(!sequence.expects(.statusAnswered(refusal: nil)), "a second status answer")
+    _ = sequence.handle(.lockScreenExited(status: 0, ranForSeconds: 1))
+    #expect(sequence.phase == .ended)
+    #expect(!sequence.expects(.lockScreenStarted) && !sequence.expects(.lockScreenExited(status: 0, ranForSeconds: 1)), "after the end")
   }
 }
 
@@ -253,7 +282,8 @@ import Testing
           }
         }
         return next
-      })
+      },
+      enabled: { $0.expects($1) })
     let result = check.run(depth: 8)
     #expect(result.violation == nil, "\(result.violation ?? "")")
     #expect(result.states >= 50, "the check reached \(result.states) states")

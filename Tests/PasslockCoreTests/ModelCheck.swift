@@ -14,6 +14,9 @@ struct ModelCheck<Machine: Hashable, Event, Effect, Ghost: Hashable> {
   let rule: (_ ghost: Ghost, _ event: Event, _ effects: [Effect]) -> String?
   /// The ghost after the step.
   let watch: (_ ghost: Ghost, _ event: Event, _ effects: [Effect]) -> Ghost
+  /// Whether `event` can come to `machine` at all (a machine that traps
+  /// events out of phase is explored over the ones its interpreter can send).
+  var enabled: (_ machine: Machine, _ event: Event) -> Bool = { _, _ in true }
 
   struct Node: Hashable {
     var machine: Machine
@@ -28,7 +31,7 @@ struct ModelCheck<Machine: Hashable, Event, Effect, Ghost: Hashable> {
     for _ in 0..<depth {
       var next: [(node: Node, path: [String])] = []
       for (node, path) in frontier {
-        for event in events {
+        for event in events where enabled(node.machine, event) {
           var machine = node.machine
           let effects = handle(&machine, event)
           let step = "\(event) → \(effects)"
