@@ -73,10 +73,8 @@ struct DaemonStatus {
     let now = wallClockSeconds()
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
       Row(
-        id: session.id, tty: session.tty, remote: session.remote,
-        locked: daemon.isLocked(session.id),
-        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: daemon.problems[session.id],
-        note: daemon.notes[session.id])
+        id: session.id, tty: session.info.tty, remote: session.info.remote, locked: session.isLocked,
+        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: session.problem, note: session.note)
     }
   }
 

@@ -19,18 +19,18 @@ extension Daemon {
   /// starts (it connects to the user's compositors and asks logind), and
   /// not again until the session unlocks once one refused.
   func compositor(for session: Logind.SessionInfo) -> String? {
-    guard config["Wayland.Lock"] == "in-session", !session.remote, !inSessionRefused.contains(session.id) else { return nil }
+    guard config["Wayland.Lock"] == "in-session", !session.remote, sessions[session.id]?.inSessionRefused != true else { return nil }
     return WaylandCompositors.display(of: session, logind: logind)
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
   func localSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { !$0.remote }.sorted { $0.id < $1.id }
+    sessionInfos.filter { !$0.remote }.sorted { $0.id < $1.id }
   }
 
   /// The local sessions that get a lock screen.
   func lockableSessions() -> [Logind.SessionInfo] {
-    sessions.values.filter { plan($0).locks }.sorted { $0.id < $1.id }
+    sessionInfos.filter { plan($0).locks }.sorted { $0.id < $1.id }
   }
 
   func lockAll(reason: String) {
@@ -50,7 +50,7 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — no passcode is set, nothing to lock with")
       return
     }
-    notes[session.id] = nil
+    sessions[session.id]?.note = nil
     let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
     let chosen = plan(session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session))
     // Switching is locked on this seat already: nothing of it can come on
@@ -61,13 +61,13 @@ extension Daemon {
       Log.info("session \(session.id): \(reason) — a remote session, left alone")
       return
     case .cannot(let why):
-      problems[session.id] = "cannot lock: \(why)"
+      sessions[session.id]?.problem = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")
       sleepEvent(.cannotLock(session.id))
       return
     case .virtualConsole, .terminal, .inSession: break
     }
-    problems[session.id] = nil
+    sessions[session.id]?.problem = nil
     guard startLocker(session, chosen) else { return }
     let place: String
     switch chosen {
@@ -80,7 +80,7 @@ extension Daemon {
     guard case .virtualConsole = chosen else { return }
     // One console lock locks switching for the whole seat: the user's other
     // sessions there cannot come on screen until it unlocks.
-    for other in sessions.values
+    for other in sessionInfos
     where other.id != session.id && other.seat == session.seat && !other.seat.isEmpty && other.vtNumber > 0 && !isLocked(other.id)
       && plan(other).locks
     {
@@ -91,15 +91,15 @@ extension Daemon {
   /// The session whose console lock holds the seat `session` is on, if any.
   func consoleLock(coveringSeatOf session: Logind.SessionInfo) -> String? {
     guard session.vtNumber > 0, !session.seat.isEmpty else { return nil }
-    return locks.first { $0.key != session.id && $0.value.isConsoleLock && sessions[$0.key]?.seat == session.seat }?.key
+    return sessions.values.first { $0.id != session.id && $0.lock?.isConsoleLock == true && $0.info.seat == session.seat }?.id
   }
 
   /// `session` counts as locked by `cover`'s console lock (recorded with its
   /// holder's pid, so a restarted daemon adopts both).
   func coverWith(_ cover: String, _ session: Logind.SessionInfo, reason: String) {
-    locks[session.id] = .covered(by: cover)
-    problems[session.id] = nil
-    if let pid = locks[cover]?.pid { records?.add(session.id, locker: pid) }
+    sessions[session.id]?.lock = .covered(by: cover)
+    sessions[session.id]?.problem = nil
+    if let pid = sessions[cover]?.lock?.pid { records?.add(session.id, locker: pid) }
     Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
     idle.stop(session.id)
@@ -141,7 +141,7 @@ extension Daemon {
       default: return startLocker(session, command: command, kind: .terminal)
       }
     case .failure(let problem):
-      problems[session.id] = "cannot lock: \(problem.text)"
+      sessions[session.id]?.problem = "cannot lock: \(problem.text)"
       Log.error("session \(session.id): refusing to lock: \(problem.text)")
       return false
     }
@@ -155,16 +155,16 @@ extension Daemon {
     do {
       let locker = try Locker(command: command, kind: kind, environment: environment, loop: loop) {
         [unowned self] in
-        problems[session.id] = nil
+        sessions[session.id]?.problem = nil
         sleepEvent(.lockPresented(session.id))
       }
-      locks[session.id] = .running(locker)
+      sessions[session.id]?.lock = .running(locker)
       records?.add(session.id, locker: locker.pid)
-      for (other, lock) in locks where lock.coveringSession == session.id { records?.add(other, locker: locker.pid) }
+      for other in sessions.values where other.lock?.coveringSession == session.id { records?.add(other.id, locker: locker.pid) }
       sleepEvent(.lockStarted(session.id))
       return true
     } catch {
-      problems[session.id] = "cannot start the lock screen: \(error)"
+      sessions[session.id]?.problem = "cannot start the lock screen: \(error)"
       Log.error("session \(session.id): cannot start \(command[0]): \(error)")
       return false
     }
@@ -173,10 +173,10 @@ extension Daemon {
   /// Ends what `cover`'s console lock covered: those sessions are no longer locked.
   func uncover(by cover: String) -> [Logind.SessionInfo] {
     var freed: [Logind.SessionInfo] = []
-    for (other, lock) in locks where lock.coveringSession == cover {
-      locks[other] = nil
-      records?.remove(other)
-      if let session = sessions[other] { freed.append(session) }
+    for other in sessions.values where other.lock?.coveringSession == cover {
+      sessions[other.id]?.lockEnded()
+      records?.remove(other.id)
+      freed.append(other.info)
     }
     return freed
   }
@@ -184,9 +184,7 @@ extension Daemon {
   func unlocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): unlocked")
     records?.remove(session.id)
-    notes[session.id] = nil
-    inSessionRefused.remove(session.id)
-    restarts[session.id] = nil
+    sessions[session.id]?.lockEnded()
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) {
       Log.info("session \(other.id): unlocked with session \(session.id)")
@@ -201,11 +199,12 @@ extension Daemon {
   /// kill) starts a new one at once, with a backoff if it keeps dying.
   func lockerExited(pid: pid_t, status: Int32) {
     guard
-      let (id, locker) = locks.lazy.compactMap({ entry in entry.value.locker.map { (entry.key, $0) } }).first(where: { $0.1.pid == pid })
+      let (session, locker) = sessions.values.lazy.compactMap({ tracked in tracked.lock?.locker.map { (tracked.info, $0) } })
+        .first(where: { $0.1.pid == pid })
     else { return }
+    let id = session.id
     locker.forget()
-    locks[id] = nil
-    guard let session = sessions[id] else { return }
+    sessions[id]?.lock = nil
     if status == 0 {
       unlocked(session)
       return
@@ -226,17 +225,18 @@ extension Daemon {
       // in-session again until this lock ends (a VT lock the shared-seat
       // rule turns down must not come back here).
       Log.warning("session \(id): the in-session lock ended without an unlock (\(refusal.reason)); locking without it")
-      inSessionRefused.insert(id)
+      sessions[id]?.inSessionRefused = true
       lock(session, reason: "in-session lock refused")
-      if isLocked(id) { notes[id] = "in-session lock refused: \(refusal.reason)" }
+      if isLocked(id) { sessions[id]?.note = "in-session lock refused: \(refusal.reason)" }
       return
     }
     if status == ConsoleHolder.Exit.stuck.rawValue, locker.isConsoleHolder {
       // passlock-vt could not take the console: the display server on that
       // VT does not let go of it. Nothing is locked; say so loudly, let a
       // pending sleep go on (logind would stop waiting anyway), and retry.
-      problems[id] = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
-      Log.error("session \(id): \(problems[id]!); retrying")
+      let problem = "cannot lock: the display server on VT \(session.vtNumber) does not let go of the console"
+      sessions[id]?.problem = problem
+      Log.error("session \(id): \(problem); retrying")
     }
     sleepEvent(.lockFailed(id))
     if !locker.isReady && refusedBeforeLocking(status, locker) {
@@ -246,17 +246,17 @@ extension Daemon {
       refreshPasscode()
       guard handshake.locks else { return notLocked(session) }
     }
-    var backoff = restarts[id] ?? RestartBackoff()
+    var backoff = sessions[id]?.restarts ?? RestartBackoff()
     let delay = backoff.failed(afterRunning: Double(monotonicNanoseconds() - locker.startedAt) / 1e9)
-    restarts[id] = backoff
+    sessions[id]?.restarts = backoff
     if backoff.keepsFailing {
-      notes[id] =
+      sessions[id]?.note =
         "the lock screen keeps failing (\(backoff.quickFailures) times in a row, last exit status \(status)); restarted with a growing delay"
     }
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
-      if locks[id] == nil, let session = sessions[id] {
-        startLocker(session, command: locker.command, kind: locker.kind, environment: locker.environment)
+      if let session = sessions[id], !session.isLocked {
+        startLocker(session.info, command: locker.command, kind: locker.kind, environment: locker.environment)
       }
     }
     if delay == 0 {
@@ -279,8 +279,7 @@ extension Daemon {
   func notLocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): not locked: the gatekeeper says nothing could unlock it (\(passcodeWords))")
     records?.remove(session.id)
-    restarts[session.id] = nil
-    notes[session.id] = nil
+    sessions[session.id]?.lockEnded()
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) { logind.setLockedHint(other, false) }
     updateIdleTimers()
@@ -295,14 +294,14 @@ extension Daemon {
     let what = survivor.isConsoleHolder ? "console holder" : "lock screen"
     let proof = survivor.isConsoleHolder ? ConsoleHolder.statePath : records?.path(session.id) ?? ""
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
-    locks[session.id] = .adopted(pid: pid, consoleHolder: survivor.isConsoleHolder)
+    sessions[session.id]?.lock = .adopted(pid: pid, consoleHolder: survivor.isConsoleHolder)
     logind.setLockedHint(session, true)
     var timer: EventLoop.Token?
     timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
       // EPERM: the pid now belongs to someone else's process, so ours is gone.
       guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
       loop.cancel(timer)
-      locks[session.id] = nil
+      sessions[session.id]?.lock = nil
       if access(proof, F_OK) == 0 {
         Log.warning("session \(session.id): the adopted \(what) died; locking again")
         lock(session, reason: "holder died")

@@ -19,9 +19,9 @@ extension Daemon {
             sleepEvent(.sessionRemoved(id))
             continue
           }
-          lock(session, reason: "sleep")
+          lock(session.info, reason: "sleep")
           // Already locked and on screen, or covered now: nothing to wait for.
-          if locks[id].map({ $0.showsLock }) == true { sleepEvent(.lockPresented(id)) }
+          if sessions[id]?.lock?.showsLock == true { sleepEvent(.lockPresented(id)) }
         }
       case .checkStatus(let delay):
         // On the way to sleep the check waits until the lock screens have
@@ -58,7 +58,7 @@ extension Daemon {
   func sessionsToShowLocks() -> Set<String> {
     Set(
       localSessions().filter { session in
-        switch locks[session.id] {
+        switch sessions[session.id]?.lock {
         case .running(let locker)?: return !locker.isReady
         case .adopted?, .covered?: return false
         case nil: return true

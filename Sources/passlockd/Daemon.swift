@@ -29,25 +29,17 @@ final class Daemon {
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
   lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec"), loop: loop) { [unowned self] id in
-    if let session = sessions[id] { lock(session, reason: "idle") }
+    if let session = sessions[id] { lock(session.info, reason: "idle") }
   }
 
-  var sessions: [String: Logind.SessionInfo] = [:]
-  /// How each locked session is locked (SessionLock); no entry: unlocked.
-  var locks: [String: SessionLock] = [:]
+  /// The user's sessions by id, each with everything held about it (its
+  /// lock, problem, note, restarts: TrackedSession).
+  var sessions: [String: TrackedSession] = [:]
   /// The user's own idle inhibitors in block mode (they hold the idle lock off).
   var idleInhibitors: [Logind.Inhibitor] = []
-  /// Sessions that could not be locked, and why (shown in status, logged).
-  var problems: [String: String] = [:]
-  /// How a locked session's lock differs from the plan, and why (status).
-  var notes: [String: String] = [:]
-  /// Sessions whose compositor refused or lost an in-session lock: locked
-  /// without it until they unlock.
-  var inSessionRefused: Set<String> = []
   var inhibitor: Int32?
   /// The sleep handshake, and what the gatekeeper last said of the passcode.
   var handshake = SleepHandshake()
-  var restarts: [String: RestartBackoff] = [:]
   lazy var inhibitRetries = RetryChain(loop: loop)
   /// Why no inhibitor is held although a passcode is set (logind refused it).
   var inhibitorProblem: String?
@@ -81,10 +73,10 @@ final class Daemon {
         // A lock screen or console holder that outlived its daemon (the unit
         // has KillMode=process) keeps its terminal: never a second one on the
         // same session, never a gap. Watched until it ends.
-        adopt(orphan, session)
+        adopt(orphan, session.info)
         continue
       }
-      lock(session, reason: "restart")
+      lock(session.info, reason: "restart")
     }
     if config.bool("Lock.OnStart") { lockAll(reason: "start") }
     watchBus()
@@ -111,13 +103,13 @@ final class Daemon {
       if let id = try? message.string() { sessionRemoved(id) }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [unowned self] message in
-      if let session = sessions.values.first(where: { $0.path == message.path }) { lock(session, reason: "logind Lock") }
+      if let session = session(at: message.path) { lock(session, reason: "logind Lock") }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
       [unowned self] message in
       if message.path == Logind.path {
         managerPropertiesChanged(message)
-      } else if let session = sessions.values.first(where: { $0.path == message.path }) {
+      } else if let session = session(at: message.path) {
         followIdleHint(session)
       }
     }
@@ -158,19 +150,18 @@ final class Daemon {
       // the lock screens draw themselves again (the clock has moved).
       sleepHook?.clearReady()
       sleepEvent(.resumed)
-      for locker in locks.values.compactMap(\.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+      for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
     }
   }
 
   func logindUnlock(path: String?) {
     // Ignored by default: logind's Unlock comes from anyone allowed to run
     // `loginctl unlock-session`; the passcode stays the only way in.
-    guard config.bool("Lock.UnlockOnLogindUnlock"),
-      let session = sessions.values.first(where: { $0.path == path }), let locker = locks[session.id]?.locker
+    guard config.bool("Lock.UnlockOnLogindUnlock"), let session = session(at: path),
+      let locker = sessions[session.id]?.lock?.locker
     else { return }
     Log.info("session \(session.id): logind Unlock ends the lock (UnlockOnLogindUnlock=yes)")
     locker.kill()
-    locks[session.id] = nil
     unlocked(session)
   }
 
@@ -185,7 +176,7 @@ final class Daemon {
     try? refreshSessions()
     refreshPasscode()  // takes the inhibitor unless no passcode is set
     refreshIdleInhibitors()
-    for id in locks.keys { if let session = sessions[id] { logind.setLockedHint(session, true) } }
+    for session in sessions.values where session.isLocked { logind.setLockedHint(session.info, true) }
   }
 
   /// `passlock set/remove` and the control socket ask for this: a passcode
@@ -249,7 +240,7 @@ final class Daemon {
     // (and nothing to log: no inhibitor is held either).
     if !handshake.locks { inhibitorProblem = nil }
     updateIdleTimers()
-    for session in sessions.values where session.isGraphical { followIdleHint(session) }
+    for session in sessionInfos where session.isGraphical { followIdleHint(session) }
   }
 
   /// How the log and status name what is known of the passcode.
@@ -285,9 +276,12 @@ final class Daemon {
   /// lock state must survive that. Only SessionRemoved forgets a session.
   func refreshSessions() throws(BusError) {
     for session in try logind.sessions(of: uid) {
-      let known = sessions[session.id] != nil
-      sessions[session.id] = session
-      if !known { followIdleHint(session) }
+      if sessions[session.id] == nil {
+        sessions[session.id] = TrackedSession(session)
+        followIdleHint(session)
+      } else {
+        sessions[session.id]?.info = session
+      }
     }
     updateIdleTimers()
   }
@@ -319,7 +313,7 @@ final class Daemon {
     }
     idle.holdOff(!held.isEmpty)
     updateIdleTimers()
-    for session in sessions.values where session.isGraphical { followIdleHint(session) }
+    for session in sessionInfos where session.isGraphical { followIdleHint(session) }
   }
 
   /// A graphical session's IdleHint (it has no TTY whose atime could tell).
@@ -331,23 +325,24 @@ final class Daemon {
   }
 
   func sessionRemoved(_ id: String) {
-    guard sessions[id] != nil else { return }
+    guard let session = sessions[id] else { return }
     Log.info("session \(id): logged out")
-    locks[id]?.locker?.kill()
-    locks[id] = nil
-    records?.remove(id)
-    problems[id] = nil
-    notes[id] = nil
-    inSessionRefused.remove(id)
+    session.lock?.locker?.kill()
     sessions[id] = nil
-    restarts[id] = nil
+    records?.remove(id)
     idle.stop(id)
     sleepEvent(.sessionRemoved(id))
     // Sessions its console lock covered are locked on their own again.
     for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
   }
 
-  func isLocked(_ id: String) -> Bool { locks[id] != nil }
+  func isLocked(_ id: String) -> Bool { sessions[id]?.isLocked == true }
+
+  /// What logind knows of each session.
+  var sessionInfos: [Logind.SessionInfo] { sessions.values.map(\.info) }
+
+  /// The session whose object path a logind signal came from.
+  func session(at path: String?) -> Logind.SessionInfo? { sessions.values.first { $0.info.path == path }?.info }
 
   /// Idle timers for every unlocked session that gets a lock screen.
   func updateIdleTimers() {

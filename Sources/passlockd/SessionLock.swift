@@ -1,7 +1,7 @@
 import Glibc
 
 /// How one session is locked: passlockd keeps one of these per locked
-/// session (`Daemon.locks`), and a session without one is unlocked.
+/// session (`TrackedSession.lock`), and a session without one is unlocked.
 enum SessionLock {
   /// A lock screen or console holder this daemon started (its child).
   case running(Locker)

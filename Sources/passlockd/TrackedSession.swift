@@ -1,0 +1,32 @@
+import PasslockCore
+
+/// Everything passlockd holds about one of the user's logind sessions: one
+/// value per session in `Daemon.sessions`, so forgetting a session forgets
+/// all of it (its idle timer is IdleWatcher's, stopped beside it).
+struct TrackedSession {
+  var info: Logind.SessionInfo
+  /// How it is locked (SessionLock); nil: unlocked.
+  var lock: SessionLock?
+  /// Why it could not be locked (shown in status, logged).
+  var problem: String?
+  /// How its lock differs from the plan, and why (status).
+  var note: String?
+  /// Its compositor refused or lost an in-session lock: locked without it
+  /// until the session unlocks.
+  var inSessionRefused = false
+  /// Its lock screens' failures in a row (the restart's delay).
+  var restarts = RestartBackoff()
+
+  init(_ info: Logind.SessionInfo) { self.info = info }
+
+  var id: String { info.id }
+  var isLocked: Bool { lock != nil }
+
+  /// Unlocked, or no longer locked: what only a lock needed is forgotten.
+  mutating func lockEnded() {
+    lock = nil
+    note = nil
+    inSessionRefused = false
+    restarts = RestartBackoff()
+  }
+}
