@@ -155,7 +155,7 @@ final class ConsoleHolderTests {
     type("1111", on: lockVT)
     waitFor("a wrong passcode is refused") { screen(lockVT).contains("Passcode didn't match") }
     #expect(VT.activeConsole() == lockVT, "chvt does not switch while locked")
-    usleep(400_000)
+    Wait.pastShake()
     type("2580", on: lockVT)
     expectUnlocked("the holder exits 0 after the right passcode")
     #expect(VT.activeConsole() == session.number, "the session's VT is back")
@@ -224,9 +224,11 @@ final class ConsoleHolderTests {
     let ready = try startHolder()
     // Meanwhile the console is locked on a VT of its own, and the holder
     // still runs real-time (the window lasts until the lock stands).
-    usleep(2_000_000)
+    waitFor("the lock VT on screen") { VT.activeConsole() != session.number }
     let lockVT = Int32(VT.activeConsole())
-    #expect(lockVT != session.number, "the lock VT is on screen while the gatekeeper is awaited")
+    #expect(
+      Wait.holds(for: 1) { VT.activeConsole() == lockVT && Self.schedulingPolicy(holder) == 1 },
+      "the lock VT stays on screen, the holder real-time, while the gatekeeper is awaited")
     Self.tryToSwitch(to: session.number)
     #expect(VT.activeConsole() == lockVT, "switching is locked while the gatekeeper is awaited")
     #expect(Self.schedulingPolicy(holder) == 1, "the holder runs SCHED_FIFO until the lock stands")
@@ -322,8 +324,7 @@ final class ConsoleHolderTests {
   /// Keeps a test that compares two frames a second apart off a minute's
   /// end: the status line's clock would differ.
   func awayFromAMinutesEnd() {
-    let second = Int(Date().timeIntervalSince1970) % 60
-    if second >= 55 { usleep(UInt32(61 - second) * 1_000_000) }
+    Wait.until(7, every: 100_000) { Int(Date().timeIntervalSince1970) % 60 < 55 }
   }
 
   /// With a cached status and no configuration of the user's, the holder
@@ -442,9 +443,11 @@ final class ConsoleHolderTests {
       return lockVT != session.number
     }
     #expect(lockVT == used.number, "the holder took the used VT")
-    usleep(300_000)
-    let shown = screen(lockVT)
-    let blank = !shown.contains("Enter Passcode") && !shown.contains("closed session")
+    // Watched for 0.3 s: the lock screen is slowed by `delay`.
+    let blank = Wait.holds(for: 0.3) {
+      let shown = screen(lockVT)
+      return !shown.contains("Enter Passcode") && !shown.contains("closed session")
+    }
     #expect(Date().timeIntervalSince(started) < delay, "the check came before the lock screen could run")
     #expect(blank, "nothing painted before the lock screen runs, and nothing left from before")
     #expect(readyByte(ready), "the lock screen's first frame")

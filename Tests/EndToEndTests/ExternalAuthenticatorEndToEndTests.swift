@@ -33,17 +33,13 @@ final class ExternalAuthenticatorEndToEndTests {
   }
 
   func waitForStart(_ seconds: Double = 5) -> pid_t? {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if let text = try? String(contentsOfFile: control + "/started", encoding: .utf8),
-        let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
-      {
-        try? FileManager.default.removeItem(atPath: control + "/started")
-        return pid
+    let pid = Wait.value(seconds, every: 10_000) {
+      (try? String(contentsOfFile: control + "/started", encoding: .utf8)).flatMap {
+        pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
       }
-      usleep(10_000)
     }
-    return nil
+    if pid != nil { try? FileManager.default.removeItem(atPath: control + "/started") }
+    return pid
   }
 
   @Test func aSuccessWhileDigitsAreHalfTypedUnlocks() throws {
@@ -79,9 +75,7 @@ final class ExternalAuthenticatorEndToEndTests {
     try answer("hang")
     t.type("2580")
     #expect(t.waitFor("rc=0"))
-    let deadline = Date().addingTimeInterval(2)
-    while FileManager.default.fileExists(atPath: "/proc/\(pid)") && Date() < deadline { usleep(5_000) }
-    #expect(!FileManager.default.fileExists(atPath: "/proc/\(pid)"), "the loser was killed and reaped")
+    #expect(Wait.until(2) { !FileManager.default.fileExists(atPath: "/proc/\(pid)") }, "the loser was killed and reaped")
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"))
   }
 
@@ -94,9 +88,7 @@ final class ExternalAuthenticatorEndToEndTests {
     let lockScreen = try #require(Self.parent(of: gatekeeper))
     kill(lockScreen, SIGKILL)
     #expect(t.waitFor("rc=137"))
-    let deadline = Date().addingTimeInterval(2)
-    while Self.isRunning(gatekeeper) && Date() < deadline { usleep(10_000) }
-    #expect(!Self.isRunning(gatekeeper), "the gatekeeper, and the terminal it holds, went with its lock screen")
+    #expect(Wait.until(2) { !Self.isRunning(gatekeeper) }, "the gatekeeper, and the terminal it holds, went with its lock screen")
     let attempts = h.file("attempts") ?? ""
     #expect(attempts.contains("external_failures=1\n"), "the attempt under way stays counted\n\(attempts)")
   }

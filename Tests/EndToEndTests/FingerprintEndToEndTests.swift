@@ -84,9 +84,7 @@ final class FingerprintEndToEndTests {
       // Each failed scan stays counted and the retry that follows is counted
       // before it runs; the fifth ends it.
       let expected = min(scan + 1, 5)
-      let deadline = Date().addingTimeInterval(5)
-      while externalFailures != expected && Date() < deadline { usleep(10_000) }
-      #expect(externalFailures == expected, "after scan \(scan): \(String(describing: externalFailures))")
+      #expect(Wait.until(5) { externalFailures == expected }, "after scan \(scan): \(String(describing: externalFailures))")
     }
     // (Its "Failed to match fingerprint" is on screen only until the retry's
     // "Swipe…" replaces it, a few ms: not something to assert on.)
@@ -117,11 +115,15 @@ final class FingerprintEndToEndTests {
 
   @Test func theReadersTimeoutNeitherSpinsNorBlocksTyping() throws {
     try bed.enroll()
-    try "auth required pam_fprintd.so max-tries=1 timeout=1\naccount required pam_permit.so\n"
+    let readerTimeout = 1.0
+    try "auth required pam_fprintd.so max-tries=1 timeout=\(Int(readerTimeout))\naccount required pam_permit.so\n"
       .write(toFile: h.root + "/pam.d/passlock-external", atomically: true, encoding: .utf8)
     let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
-    usleep(2_500_000)  // pam_fprintd gave up (PAM_AUTHINFO_UNAVAIL)
+    // The CPU is measured once the reader's own timeout has passed (with
+    // pam_fprintd's start-up): nothing on screen or in the process tree
+    // marks that pam_fprintd gave up (PAM_AUTHINFO_UNAVAIL).
+    usleep(UInt32((readerTimeout + 1.5) * 1_000_000))
     let pid = try #require(t.lockerPID)
     let cpu = { () -> Int in
       // utime and stime, proc(5)'s fields 14 and 15.
@@ -129,8 +131,9 @@ final class FingerprintEndToEndTests {
       return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
     }
     let before = cpu()
-    usleep(1_000_000)
-    #expect(cpu() - before < 10, "the lock screen idles after the reader's timeout (ticks: \(cpu() - before))")
+    #expect(
+      Wait.holds(for: 1, every: 100_000) { cpu() - before < 10 },
+      "the lock screen idles after the reader's timeout (ticks: \(cpu() - before))")
     t.type("2580")
     #expect(t.waitFor("rc=0"), "typing still unlocks")
   }
@@ -158,8 +161,7 @@ final class FingerprintEndToEndTests {
     let t = lockScreen()
     #expect(t.waitFor(Self.prompt))
     bed.scan("finger-B")
-    let deadline = Date().addingTimeInterval(5)
-    while (externalFailures ?? 0) < 2 && Date() < deadline { usleep(5_000) }  // the scan failed, the retry counted
+    Wait.until(5) { (externalFailures ?? 0) >= 2 }  // the scan failed, the retry counted
     // A same-user process kills the gatekeeper running the stack (this lock
     // screen's: other suites run gatekeepers at the same time).
     let lockScreen = try #require(t.lockerPID)
@@ -167,8 +169,7 @@ final class FingerprintEndToEndTests {
     #expect(!gatekeepers.isEmpty, "the external stack's gatekeeper runs")
     let killed = gatekeepers.split(separator: "\n").compactMap { pid_t($0) }
     for pid in killed { kill(pid, SIGKILL) }
-    let gone = Date().addingTimeInterval(2)
-    while killed.contains(where: { ExternalAuthenticatorEndToEndTests.isRunning($0) }) && Date() < gone { usleep(5_000) }
+    Wait.until(2) { !killed.contains(where: { ExternalAuthenticatorEndToEndTests.isRunning($0) }) }
     #expect((externalFailures ?? 0) >= 1, "the failed scan stays counted: \(String(describing: externalFailures))")
     t.type("2580")
     #expect(t.waitFor("rc=0"))
@@ -203,11 +204,10 @@ extension FingerprintEndToEndTests {
         ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "-I", "tty=/dev/tty1", "fp-stack", "root", "authenticate"],
         environment: environment,
         descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
-    var status: Int32?
-    let deadline = Date().addingTimeInterval(20)
-    while status == nil && Date() < deadline {
+    // A scan every 0.4 s until pamtester ends (a scan before verification starts is lost).
+    let status = Wait.value(20, every: 0) { () -> Int32? in
       if let print { bed.scan(print) }
-      status = Spawn.wait(pid, seconds: 0.4)
+      return Spawn.wait(pid, seconds: 0.4)
     }
     return (status, (try? String(contentsOfFile: h.root + "/pamtester.out", encoding: .utf8)) ?? "")
   }
@@ -316,8 +316,7 @@ final class FprintdBed {
   /// One command to the virtual reader; its socket exists only while fprintd
   /// has the device claimed.
   func send(_ command: String) {
-    let deadline = Date().addingTimeInterval(10)
-    while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+    Wait.until(10, every: 20_000) { FileManager.default.fileExists(atPath: socket) }
     _ = h.run(
       "/usr/bin/python3",
       [
@@ -338,13 +337,22 @@ final class FprintdBed {
 
   /// Enrolls finger-A as root's right index finger (five swipes).
   func enroll() throws {
+    // Its progress, a line per stage (line-buffered: stdbuf), says when the
+    // reader waits for the next swipe.
+    let progress = h.root + "/enroll.out"
+    let output = open(progress, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    defer { close(output) }
     let enrolling = try #require(
       Spawn.start(
-        ["/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
-        descriptors: quiet))
-    for _ in 1...5 {
-      usleep(300_000)
-      send("SCAN finger-A")
+        ["/usr/bin/stdbuf", "-oL", "/usr/bin/fprintd-enroll", "-f", "right-index-finger", "root"], environment: h.environment,
+        descriptors: [(parent: output, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
+    let stagesPassed = { () -> Int? in
+      guard let text = try? String(contentsOfFile: progress, encoding: .utf8), text.contains("Enrolling") else { return nil }
+      return text.components(separatedBy: "enroll-stage-passed").count - 1
+    }
+    for stage in 0..<5 {
+      #expect(Wait.until(10, every: 20_000) { stagesPassed() == stage }, "enrollment stage \(stage + 1) started")
+      scan("finger-A")
     }
     #expect(Spawn.wait(enrolling, seconds: 10) == 0, "fprintd-enroll completed")
     // The virtual reader queues what it is sent: a CI run once saw the next

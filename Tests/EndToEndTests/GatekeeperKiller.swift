@@ -44,10 +44,10 @@ final class GatekeeperKiller {
         [
           "/bin/sh", "-c",
           "exec \(realTime)/usr/bin/python3 \(Self.script) --name \(name) --seconds 60 "
-            + "--stop-file \(directory)/stop-killing >\(directory)/killed",
+            + "--stop-file \(directory)/stop-killing --ready-file \(directory)/killing >\(directory)/killed",
         ],
         environment: ["PATH": "/usr/bin:/bin"]))
-    usleep(200_000)  // its first scan
+    #expect(Wait.until(5) { FileManager.default.fileExists(atPath: directory + "/killing") }, "the killer's first scan")
   }
 
   /// Ends it; how many it killed.

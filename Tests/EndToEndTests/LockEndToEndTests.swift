@@ -19,13 +19,14 @@ struct LockEndToEndTests {
     t.type("1111")
     #expect(t.waitFor("Passcode didn't match"))
     #expect(t.waitFor("1 failed attempt"))
-    usleep(400_000)  // the shake refuses input for 0.3 s
+    Wait.pastShake()
     t.type("2580")
     let screen = t.waitFor { $0.contains("rc=0") }
     #expect(screen.contains("rc=0"))
     #expect(screen.contains("marker-before"), "the previous screen content is back")
     #expect(!screen.contains("Enter Passcode"))
-    usleep(100_000)
+    // rc=0 is echoed before the shell runs the stty that writes `after`.
+    Wait.until { (try? String(contentsOfFile: h.root + "/after", encoding: .utf8))?.hasSuffix("\n") == true }
     let before = try String(contentsOfFile: h.root + "/before", encoding: .utf8)
     let after = try String(contentsOfFile: h.root + "/after", encoding: .utf8)
     #expect(before == after, "termios restored")

@@ -78,11 +78,7 @@ final class LogindMock: @unchecked Sendable {  // used from one test at a time
   }
 
   static func waitUntil(seconds: Double = 5, _ condition: () -> Bool) throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-      guard Date() < deadline else { throw CocoaError(.executableLoad) }
-      usleep(10_000)
-    }
+    guard Wait.until(seconds, every: 10_000, condition) else { throw CocoaError(.executableLoad) }
   }
 
   /// Runs Python with `m` (the manager object), `session(id)` and the

@@ -178,15 +178,13 @@ final class SetuidEndToEndTests {
       var holder: pid_t = 0
       defer { if holder > 0 { kill(holder, SIGKILL) } }
       holder = try startConsoleHolderAsTheUser(vt: vt.number)
-      var lockScreen: pid_t?
-      let deadline = Date().addingTimeInterval(10)
-      while lockScreen == nil && Date() < deadline {
-        let found = Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
-        lockScreen = found.split(separator: "\n").compactMap { pid_t($0) }.first
-        usleep(20_000)
+      // Its command line is the lock screen's once it has exec'd: its
+      // credentials are final then.
+      let lockScreen = Wait.value(10, every: 20_000) {
+        Harness().run("/usr/bin/pgrep", ["-f", "passlock lock --tty /dev/tty"], input: Data()).stdout
+          .split(separator: "\n").compactMap { pid_t($0) }.first
       }
       let pid = try #require(lockScreen, "the lock screen started")
-      usleep(300_000)
       let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
       let line = { (key: String) in status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map(String.init) ?? "" }
       #expect(line("Uid") == "Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)", "real, effective, saved and fs uid are the user's")
@@ -272,11 +270,9 @@ final class SetuidEndToEndTests {
       defer { if holder > 0 { kill(holder, SIGKILL) } }
       holder = try startConsoleHolderAsTheUser(vt: vt.number)
       var lockVT: Int32 = 0
-      let deadline = Date().addingTimeInterval(10)
-      while Date() < deadline {
+      Wait.until(10, every: 20_000) {
         lockVT = Int32(VirtualConsoleTests.activeConsole())
-        if lockVT != vt.number && ConsoleHolderTests.screen(lockVT).contains("Enter Passcode") { break }
-        usleep(20_000)
+        return lockVT != vt.number && ConsoleHolderTests.screen(lockVT).contains("Enter Passcode")
       }
       #expect(lockVT != vt.number, "with only a greeter beside it the console locks")
       let fd = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)

@@ -12,13 +12,9 @@ enum Spawn {
 
   /// Waits up to `seconds` for `pid` to exit; its status, or nil if it is still running.
   static func wait(_ pid: pid_t, seconds: Double) -> Int32? {
-    let deadline = Date().addingTimeInterval(seconds)
     var status: Int32 = 0
-    while Date() < deadline {
-      if waitpid(pid, &status, WNOHANG) == pid { return (status >> 8) & 0xff }
-      usleep(10_000)
-    }
-    return nil
+    guard Wait.until(seconds, every: 10_000, { waitpid(pid, &status, WNOHANG) == pid }) else { return nil }
+    return (status >> 8) & 0xff
   }
 }
 
@@ -45,15 +41,11 @@ enum ConsoleAccess {
   static func acquire() throws {
     guard semaphore.wait(timeout: .now() + patience) == .success else { throw NotReleased() }
     held = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    let deadline = Date().addingTimeInterval(patience)
-    while held >= 0 && flock(held, LOCK_EX | LOCK_NB) != 0 {
-      guard Date() < deadline else {
-        close(held)
-        held = -1
-        semaphore.signal()
-        throw NotReleased()
-      }
-      usleep(20_000)
+    guard Wait.until(patience, every: 20_000, { held < 0 || flock(held, LOCK_EX | LOCK_NB) == 0 }) else {
+      close(held)
+      held = -1
+      semaphore.signal()
+      throw NotReleased()
     }
   }
 

@@ -46,7 +46,7 @@ struct TerminalFaultTests {
     #expect(t.waitFor("The passcode could not be checked. Try again."), "\(t.screen)")
     #expect(!t.screen.contains("rc="), "still locked")
     #expect(killer.stop() > 0, "gatekeepers were killed")
-    usleep(UInt32(LockScreen.shakeMilliseconds + 100) * 1000)  // keys are refused while the dots shake
+    Wait.pastShake()
     t.type("2580")
     #expect(t.waitFor("rc=0"), "the passcode unlocks once the fault ended")
   }

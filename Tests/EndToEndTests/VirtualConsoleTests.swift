@@ -92,7 +92,7 @@ struct VirtualConsoleTests {
 
     // What this font shows for a character it lacks: the replacement glyph.
     vt.write("\u{1b}[H\u{1b}[2Jパ")
-    usleep(50_000)
+    Wait.until(1) { vt.text.first == "パ" }
     let replacement = vt.glyphs.first ?? 0
 
     var ready: [Int32] = [0, 0]
@@ -120,13 +120,11 @@ struct VirtualConsoleTests {
     }
 
     vt.type("1111")
-    let deadline = Date().addingTimeInterval(5)
-    while !String(String.UnicodeScalarView(vt.text)).contains("Passcode didn't match") && Date() < deadline { usleep(20_000) }
-    #expect(String(String.UnicodeScalarView(vt.text)).contains("Passcode didn't match"))
-    usleep(400_000)
+    let shown = { String(String.UnicodeScalarView(vt.text)) }
+    #expect(Wait.until(5, every: 20_000) { shown().contains("Passcode didn't match") })
+    Wait.pastShake()
     vt.type("25")
-    usleep(100_000)
-    #expect(String(String.UnicodeScalarView(vt.text)).contains("•  5  ○  ○"), "a typed digit shows briefly, then •")
+    #expect(Wait.until(2) { shown().contains("•  5  ○  ○") }, "a typed digit shows briefly, then •")
     vt.type("80")
     let status = Spawn.wait(pid, seconds: 5)
     if status == nil {

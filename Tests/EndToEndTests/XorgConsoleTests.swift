@@ -83,7 +83,7 @@ final class XorgConsoleTests {
     ConsoleHolderTests.type("1111", onVT: lockVT)
     waitFor("the wrong passcode refused") { ConsoleHolderTests.screen(lockVT).contains("Passcode didn't match") }
     #expect(kill(holder, 0) == 0 && VT.activeConsole() == lockVT, "a wrong passcode keeps the lock")
-    usleep(400_000)  // the shake refuses input for 0.3 s (not an assertion: the next keys must count)
+    Wait.pastShake()
     ConsoleHolderTests.type("2580", onVT: lockVT)
     #expect(Spawn.wait(holder, seconds: 5) == 0, "the holder exits 0 after the right passcode")
     #expect(VT.activeConsole() == x.vt, "X's VT is back")
@@ -101,7 +101,7 @@ final class XorgConsoleTests {
     ConsoleHolderTests.tryToSwitch(to: x.vt)
     #expect(VT.activeConsole() == lockVT, "switching locked (refused at once: nothing is scheduled)")
     x.resume()
-    usleep(300_000)
+    #expect(Wait.holds(for: 0.3) { VT.activeConsole() == lockVT }, "X, running again, does not take its VT back")
     ConsoleHolderTests.type("2580", onVT: lockVT)
     #expect(Spawn.wait(holder, seconds: 5) == 0)
     waitFor("X's VT is back") { VT.activeConsole() == x.vt }
@@ -123,7 +123,7 @@ final class XorgConsoleTests {
     #expect(lockVT != x.vt, "the lock VT was up before the inhibitor went")
     #expect(logind.lockedHint)
     logind.emitPrepareForSleep(false)
-    usleep(200_000)
+    waitFor("the inhibitor again after resume") { logind.inhibitors() == ["passlock"] }
     ConsoleHolderTests.type("2580", onVT: lockVT)
     waitFor("unlocked, X back") { !logind.lockedHint && VT.activeConsole() == x.vt }
     #expect(x.answers())
@@ -160,13 +160,9 @@ final class XorgServer {
         [Self.binary, display, "vt\(vt)", "-config", config, "-noreset", "-nolisten", "tcp", "-logfile", h.root + "/xorg.log"],
         environment: ["PATH": "/usr/bin:/bin"],
         descriptors: [(parent: LogindMock.devNull, child: Int32(1)), (parent: LogindMock.devNull, child: Int32(2))]))
-    let deadline = Date().addingTimeInterval(10)
-    while !(answers() && VirtualConsoleTests.activeConsole() == vt) {
-      guard Date() < deadline else {
-        stop()
-        throw CocoaError(.executableLoad)
-      }
-      usleep(50_000)
+    guard Wait.until(10, every: 50_000, { answers() && VirtualConsoleTests.activeConsole() == vt }) else {
+      stop()
+      throw CocoaError(.executableLoad)
     }
   }
 

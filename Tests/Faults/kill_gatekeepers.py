@@ -9,8 +9,9 @@ characters) whose *real* uid (the first field of `Uid:`; a setuid process's
 status request of a lock screen starting (a few ms).
 
 Usage: kill_gatekeepers.py [--name passlock-auth] [--uid UID] [--seconds S]
-                           [--stop-file PATH]
-Ends after S seconds or once PATH exists; prints how many it killed.
+                           [--stop-file PATH] [--ready-file PATH]
+Ends after S seconds or once the stop file exists; prints how many it
+killed. The ready file is created once its first scan is done.
 """
 import argparse
 import os
@@ -32,6 +33,7 @@ def main():
     parser.add_argument("--uid", type=int, default=os.getuid())
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--stop-file")
+    parser.add_argument("--ready-file")
     args = parser.parse_args()
     name = args.name[:15]
     deadline = time.monotonic() + args.seconds
@@ -61,6 +63,8 @@ def main():
         for pid in list(young):
             if pid not in current:
                 del young[pid]
+        if args.ready_file and not os.path.exists(args.ready_file):
+            open(args.ready_file, "w").close()
         time.sleep(0.0005)
     print(len(killed), flush=True)
 
