@@ -2,6 +2,9 @@ import Foundation
 import PasslockCore
 import Testing
 
+/// The built `passlock` and its setuid helpers as programs: help, usage
+/// errors, status of an empty store, corrupt or exposed files refused with
+/// the fix, and the setuid programs' hardening (RELRO, no C++ runtime).
 @Suite struct CommandLineEndToEndTests {
   @Test func helpAndVersion() {
     let h = Harness()
@@ -238,6 +241,8 @@ import Testing
   }
 }
 
+/// The configuration as the programs load it: system then user files in
+/// load order, errors naming file:line.
 @Suite struct ConfigEndToEndTests {
   @Test func mergesInLoadOrderAndNamesFileAndLineOnErrors() throws {
     let h = Harness()

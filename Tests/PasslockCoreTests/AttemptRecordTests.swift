@@ -1,6 +1,9 @@
 import PasslockCore
 import Testing
 
+/// The attempt record: iOS's delays by failure count, deadlines a clock set
+/// back cannot lengthen, and the record and passcode files round-trip and
+/// refuse what is corrupt or foreign.
 @Suite struct AttemptRecordTests {
   static let delays: [(Int, AttemptPolicy.Consequence)] = [
     (0, .none), (1, .none), (2, .none), (3, .none), (4, .none),
@@ -97,6 +100,8 @@ import Testing
   }
 }
 
+/// When the external authenticator is offered: after a passcode success in
+/// this boot, and off again after its own failures.
 @Suite struct ExternalRulesTests {
   static let boot = "0d3c1a4e-5b6f-4a70-9d81-2e3f4a5b6c7d"
 

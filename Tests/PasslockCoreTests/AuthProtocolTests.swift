@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// The gatekeeper's wire protocol: frames round-trip, garbage and forged
+/// fields are refused, a status is read only from an OK answer.
 @Suite struct AuthProtocolTests {
   @Test func headersRoundTripAndRejectGarbage() {
     let header = AuthProtocol.header(.secret, length: 300)

@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// Every failure of a command has its sentence and exit status, shared by
+/// the CLI and the PAM module, and each gatekeeper answer maps onto one.
 @Suite struct CommandFailureTests {
   /// Every failure a command can end with: its words and its exit status.
   @Test(

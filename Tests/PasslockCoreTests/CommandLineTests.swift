@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// `passlock`'s command line: every subcommand parses, usage errors are
+/// shown with the usage, and the help texts.
 @Suite struct CommandLineTests {
   static let parses: [([String], CLI.Command)] = [
     ([], .help(topic: nil)),

@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// passlock.conf: defaults, overrides in load order, and errors naming
+/// file:line.
 @Suite struct ConfigTests {
   @Test func defaultsAndOverridesInLoadOrder() throws {
     var config = Config()

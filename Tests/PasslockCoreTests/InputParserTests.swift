@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// The terminal input parser: keys and escape sequences, a lone Escape
+/// that times out without eating the next digit, overlong sequences ended.
 @Suite struct InputParserTests {
   static func keys(_ bytes: [UInt8]) -> [InputParser.Key] {
     var parser = InputParser()

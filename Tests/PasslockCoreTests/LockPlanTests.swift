@@ -1,6 +1,9 @@
 import PasslockCore
 import Testing
 
+/// Where a session's lock method is chosen (LockPlan): the console, the
+/// session's own terminal or in-session, by session type, seat and
+/// compositor.
 @Suite struct LockPlanTests {
   static func session(_ type: String, tty: String, vt: UInt32, remote: Bool = false) -> LogindSession {
     LogindSession(id: "c1", path: "/org/freedesktop/login1/session/c1", tty: tty, remote: remote, vtNumber: vt, type: type)

@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// The lock screen's state machine: digits, delete, submit, the shake and
+/// delays refusing input, setting a passcode.
 @Suite struct LockScreenTests {
   @Test func theLastDigitOfAStoredLengthSubmits() {
     var screen = LockScreen(flow: .unlock, length: 4, now: 0)

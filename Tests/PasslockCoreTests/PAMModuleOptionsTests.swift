@@ -1,6 +1,7 @@
 import PasslockCore
 import Testing
 
+/// pam_passlock.so's arguments: the known ones, and errors for the rest.
 @Suite struct PAMModuleOptionsTests {
   @Test func knownArguments() throws {
     let options = try PAMModuleOptions.parse([

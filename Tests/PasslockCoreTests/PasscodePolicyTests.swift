@@ -1,6 +1,9 @@
 import PasslockCore
 import Testing
 
+/// Which passcodes `passlock set` refuses (too short or long, not digits,
+/// one digit repeated, a run) unless told to allow simple ones, each
+/// refusal saying why.
 @Suite struct PasscodePolicyTests {
   static let cases: [(String, Bool, PasscodePolicy.Violation?)] = [
     ("2580", false, nil),

@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// The restart delays of a lock screen that keeps dying, and when the
+/// holder says so.
 @Suite struct RestartBackoffTests {
   /// How long each lock screen ran before it died → the wait before the next.
   @Test(

@@ -1,6 +1,8 @@
 import PasslockCore
 import Testing
 
+/// The terminal frame grid: a keystroke rewrites only what changed, wide
+/// characters, NO_COLOR, and clicks on the keypad.
 @Suite struct ScreenGridTests {
   @Test func aKeystrokeRewritesOnlyTheChangedCell() {
     let renderer = RendererSnapshotTests.plain

@@ -3,6 +3,8 @@ import Testing
 
 @testable import PasslockPOSIX
 
+/// Starting children: each descriptor reaches its own number in the child,
+/// whatever order the mapping takes.
 @Suite struct ChildProcessTests {
   /// passlock-vt maps a pipe made later onto fd 3 and one made earlier
   /// onto fd 4, and the earlier one may have number 3 in the parent: the

@@ -1,6 +1,7 @@
 import PasslockPOSIX
 import Testing
 
+/// Reading logind's state files: the session a control group belongs to.
 @Suite struct LogindStateFilesTests {
   /// /proc/PID/cgroup text → the logind session of uid 1000 it is in (what
   /// sd_pid_get_session reads), only where logind puts one.

@@ -3,6 +3,7 @@ import Testing
 
 @testable import PasslockPOSIX
 
+/// The user@host line on the lock screen: control characters dropped.
 @Suite struct UserAtHostTests {
   /// The user name may come from the user-written status cache, and the
   /// status line goes to the terminal as it is (from root, in passlock-vt):

@@ -4,6 +4,9 @@ import PasslockPOSIX
 import PasslockStore
 import Testing
 
+/// The passcode store: yescrypt hashes, private files, the counter (the
+/// same wrong passcode counted once, reset by a success, escalating
+/// delays), and an interrupted write that loses nothing.
 @Suite struct PasscodeStoreTests {
   @Test func roundTripRecordsLengthAndYescrypt() throws {
     let fixture = StoreFixture()
