@@ -190,8 +190,12 @@ let package = Package(
     // What passlockd waits for on its event loop: idle timers, retries
     // (tested on a ManualClock).
     .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
-    // Talking to passlock-auth over its pipes.
+    // Talking to the other programs and their files: the gatekeeper's
+    // pipes, the daemon's socket, the configuration, the status cache.
     .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
+    // The passcode screen's controller both lock screens share (the Wayland
+    // one compiles its files into its own module: Sources/passlock-wayland/Shared).
+    .target(name: "PasslockLockController", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"]),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
     .target(
       name: "PAMPasslock",
@@ -211,7 +215,7 @@ let package = Package(
 
     .executableTarget(
       name: "passlock",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"],
       exclude: ["lock-screen.order"],
       linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(

@@ -1,6 +1,7 @@
 import Glibc
 import PasslockClient
 import PasslockCore
+import PasslockLockController
 import PasslockPOSIX
 
 /// `passlock lock` and the keypad flows: everything that puts the passcode

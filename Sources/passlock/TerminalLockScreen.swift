@@ -1,6 +1,7 @@
 import Glibc
 import PasslockClient
 import PasslockCore
+import PasslockLockController
 import PasslockPOSIX
 
 /// The passcode screen on a terminal: reads keys and mouse reports, hands

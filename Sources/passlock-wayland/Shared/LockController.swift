@@ -1,1 +1,1 @@
-../../PasslockClient/LockController.swift
+../../PasslockLockController/LockController.swift

@@ -1,1 +1,1 @@
-../../PasslockClient/UnlockStatus.swift
+../../PasslockLockController/UnlockStatus.swift
