@@ -13,7 +13,8 @@ import PasslockTimers
 /// rest: Daemon+Locking.swift (lock screens: start, restart, adopt),
 /// Daemon+SleepHandshake.swift (carrying out SleepHandshake: the locks
 /// before sleep, the inhibitor, sleep-ready), Daemon+EventSources.swift
-/// (bus, children, watchdog); SleepHook.swift is the system sleep hook's
+/// (bus, children, watchdog), TrackedSession.swift (everything held about
+/// one session); SleepHook.swift is the system sleep hook's
 /// own run (`--sleep-hook`, as root), not the daemon's. Which sessions it
 /// locks is LockPlan's call, when the machine may sleep SleepHandshake's,
 /// what a status answer means StatusReading's (PasslockCore). The state
@@ -137,6 +138,22 @@ final class Daemon {
   }
 
   // MARK: Triggers
+  //
+  // What makes a session lock, and how a new trigger is added:
+  // - Suspend (PrepareForSleep) goes through SleepHandshake (`sleepEvent`),
+  //   never straight to `lock`: the sleep must wait until every lock is on
+  //   screen, and only the handshake lets it go.
+  // - A trigger the user or another program asks for (a command, a key, a
+  //   desktop's own event) asks logind to lock the session
+  //   (`logind.lockSession`, as `askLogindToLock` does for `passlock lock
+  //   --session`), and its Lock signal arrives below like loginctl's: one
+  //   path for every such request, and whoever else listens to logind's
+  //   Lock (a desktop's own shield) sees it too.
+  // - A trigger the daemon decides itself, for one session it tracks
+  //   (idle, a lock screen that survived a restart, Lock.OnStart), calls
+  //   `lock(session, reason:)` directly; the reason goes to the log.
+  // `lock` keeps one lock per session, refuses without a passcode, and
+  // chooses the method (LockPlan); a trigger never starts a locker itself.
 
   func prepareForSleep(_ going: Bool) {
     if going {
