@@ -1,5 +1,5 @@
 // libFuzzer target over the D-Bus message reader: PasslockBus's
-// BusMessageReader, BusSignature, BusWireFormat and BusError, compiled on
+// BusMessageReader (with BusValueReader), BusSignature, BusWireFormat and BusError, compiled on
 // their own (standard library only) by scripts/fuzz (-sanitize=fuzzer).
 //
 // Any bytes a bus peer sends are framed into messages, each parsed. The
