@@ -220,7 +220,7 @@ let package = Package(
       linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-vt",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux"],
       linkerSettings: staticRuntime),
     // The Wayland lock screen (`passlock lock --wayland`): a program of its
     // own, so the terminal lock screen stays static and light; see

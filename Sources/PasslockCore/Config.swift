@@ -93,6 +93,11 @@ public struct Config: Equatable, Sendable {
         "logind's Unlock (loginctl unlock-session, or anything allowed to call UnlockSession) ends the lock without the passcode. Off by default: the passcode stays the only way in, whoever asks logind."
     ),
     Key(
+      section: "Lock", key: "OverDesktop", defaultValue: "no", kind: .boolean,
+      help:
+        "GNOME Shell and KDE Plasma lock their sessions by themselves (on logind's Lock, before sleep, when idle), with lock screens that take the passcode once 'pam-auth-update --enable passlock' is on: passlockd leaves those sessions to them, so nobody unlocks twice. yes: passlock's lock on top of theirs too (then turn theirs off, e.g. GNOME's org.gnome.desktop.lockdown disable-lock-screen)."
+    ),
+    Key(
       section: "Idle", key: "LockAfterSec", defaultValue: "0", kind: .integer(0...86_400),
       help:
         "Lock a session after this many seconds without input (0: never). A TTY session's clock is its terminal's access time, which the kernel moves only when it enters another 8-second bucket: the lock comes up to 8 seconds late, never early. Graphical sessions follow logind's IdleHint."

@@ -1,5 +1,5 @@
 /// One of the user's logind sessions, as passlockd reads it (ListSessions and
-/// the session's TTY, Remote, VTNr and Type properties).
+/// the session's TTY, Remote, VTNr, Type, Leader, Seat and Desktop properties).
 public struct LogindSession: Equatable, Sendable {
   public var id: String
   public var path: String
@@ -13,10 +13,14 @@ public struct LogindSession: Equatable, Sendable {
   public var leader: UInt32
   /// The seat it is on ("seat0"), or empty.
   public var seat: String
+  /// The desktop the display manager opened it for (XDG_SESSION_DESKTOP:
+  /// "gnome", "KDE"…), or empty. Set as the session is made; no user can
+  /// change it afterwards.
+  public var desktop: String
 
   public init(
     id: String, path: String, tty: String, remote: Bool, vtNumber: UInt32, type: String = "tty", leader: UInt32 = 0,
-    seat: String = ""
+    seat: String = "", desktop: String = ""
   ) {
     self.id = id
     self.path = path
@@ -26,6 +30,7 @@ public struct LogindSession: Equatable, Sendable {
     self.type = type
     self.leader = leader
     self.seat = seat
+    self.desktop = desktop
   }
 
   /// Whether a logind session of class `sessionClass` is a login of the
@@ -43,6 +48,10 @@ public struct LogindSession: Equatable, Sendable {
 public enum LockPlan: Equatable, Sendable {
   /// Left alone: a remote session (ssh) is not at this machine's screen.
   case remote
+  /// Left to its desktop's own lock screen (GNOME Shell, KDE Plasma: they
+  /// lock on logind's Lock, before sleep and when idle, by themselves): a
+  /// second lock on top would have the user unlock twice.
+  case desktop(String)
   /// On a VT of its own over the session's VT (passlock-vt, as physlock):
   /// a console login on its VT, or a display server's session on a VT.
   case virtualConsole(Int32)
@@ -67,13 +76,19 @@ public enum LockPlan: Equatable, Sendable {
   /// one runs in it, and `waylandLock` is `[Wayland] Lock`: in-session locks
   /// there, whatever else the session has (also behind another session,
   /// since the compositor keeps its lock surfaces), and before a VT.
+  /// `selfLocking`: the desktop found locking the session by itself
+  /// (SelfLockingDesktop, its process running in the session); unless
+  /// `overDesktop` (`[Lock] OverDesktop`), the lock is left to it.
   public init(
     _ session: LogindSession, consoleMode: String, seatShared: Bool = false, onScreen: Bool? = nil,
-    compositor: String? = nil, waylandLock: String = "in-session", canOpen: (String) -> Bool
+    compositor: String? = nil, waylandLock: String = "in-session", selfLocking: SelfLockingDesktop? = nil,
+    overDesktop: Bool = false, canOpen: (String) -> Bool
   ) {
     let onItsVT = session.vtNumber > 0 && (session.tty == "/dev/tty\(session.vtNumber)" || session.isGraphical)
     if session.remote {
       self = .remote
+    } else if let selfLocking, !overDesktop {
+      self = .desktop(selfLocking.name)
     } else if let compositor, waylandLock == "in-session" {
       self = .inSession(display: compositor)
     } else if consoleMode != "direct", onItsVT, !seatShared, onScreen != false {
@@ -102,7 +117,7 @@ public enum LockPlan: Equatable, Sendable {
   public var locks: Bool {
     switch self {
     case .virtualConsole, .terminal, .inSession: return true
-    case .remote, .cannot: return false
+    case .remote, .desktop, .cannot: return false
     }
   }
 }

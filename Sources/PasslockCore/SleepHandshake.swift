@@ -47,6 +47,9 @@ public struct SleepHandshake: Hashable, Sendable {
     /// of its own, a display server's session in the background): waiting
     /// would not bring a frame. (A locker that fails is `lockFailed`.)
     case cannotLock(String)
+    /// Its desktop locks it by itself (SelfLockingDesktop): passlock's
+    /// lock is not shown there, and the sleep does not wait for one.
+    case leftToDesktop(String)
     /// PrepareForSleep(false).
     case resumed
     case inhibitorGranted
@@ -118,7 +121,7 @@ public struct SleepHandshake: Hashable, Sendable {
       let lock: [Effect] = sessions.isEmpty ? [] : [.lock(sessions)]
       return lock + [.checkStatus(afterMilliseconds: Self.checkDelayMilliseconds)] + (sessions.isEmpty ? letSleep(now) : [])
 
-    case .lockPresented(let id), .sessionRemoved(let id), .cannotLock(let id):
+    case .lockPresented(let id), .sessionRemoved(let id), .cannotLock(let id), .leftToDesktop(let id):
       guard waitingFor.remove(id) != nil, preparing, locks, waitingFor.isEmpty else { return [] }
       return letSleep(now)
 

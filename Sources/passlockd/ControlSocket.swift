@@ -67,14 +67,19 @@ struct DaemonStatus {
     var idleIn: Int64?
     var problem: String?
     var note: String?
+    /// The desktop that locks it by itself, when the lock is left to it.
+    var lockedBy: SelfLockingDesktop?
   }
 
   var rows: [Row] {
     let now = wallClockSeconds()
+    let overDesktop = daemon.config.bool("Lock.OverDesktop")
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
-      Row(
+      let desktop = overDesktop ? nil : daemon.selfLockingDesktop(of: session.info)
+      return Row(
         id: session.id, tty: session.info.tty, remote: session.info.remote, locked: session.isLocked,
-        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: session.problem, note: session.note)
+        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: session.problem,
+        note: desktop.map(SelfLockingDesktops.statusNote) ?? session.note, lockedBy: desktop)
     }
   }
 
@@ -92,7 +97,7 @@ struct DaemonStatus {
     }
     for row in rows {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
-      line += row.remote ? ", remote (left alone)" : row.locked ? ", locked" : ", unlocked"
+      line += row.remote ? ", remote (left alone)" : row.lockedBy != nil ? "" : row.locked ? ", locked" : ", unlocked"
       if let idle = row.idleIn { line += ", idle lock in \(TimeText.clock(idle))" }
       if let problem = row.problem { line += ", \(problem)" }
       if let note = row.note { line += ", \(note)" }
@@ -105,7 +110,8 @@ struct DaemonStatus {
     let sessions = rows.map { row in
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null"),"
-        + "\"note\":\(row.note.map(JSON.quoted) ?? "null")}"
+        + "\"note\":\(row.note.map(JSON.quoted) ?? "null"),\"locked_by\":\(row.lockedBy.map { JSON.quoted($0.name) } ?? "null"),"
+        + "\"passcode_on_its_lock_screen\":\(row.lockedBy == nil ? "null" : String(SelfLockingDesktops.passcodeOnTheirLockScreens))}"
     }
     let idle = daemon.idleInhibitors.map { inhibitor in
       "{\"who\":\(JSON.quoted(inhibitor.who)),\"why\":\(JSON.quoted(inhibitor.why)),\"pid\":\(inhibitor.pid)}"

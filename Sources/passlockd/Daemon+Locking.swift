@@ -9,10 +9,20 @@ import PasslockPOSIX
 extension Daemon {
   /// How `session` is locked, or why not (LockPlan decides). `onScreen`
   /// and `compositor` only where they matter: when a lock starts.
-  func plan(_ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false, compositor: String? = nil) -> LockPlan {
+  func plan(
+    _ session: Logind.SessionInfo, onScreen: Bool? = nil, seatShared: Bool = false, compositor: String? = nil,
+    selfLocking: SelfLockingDesktop? = nil
+  ) -> LockPlan {
     LockPlan(
       session, consoleMode: config["Console.Mode"], seatShared: seatShared, onScreen: onScreen, compositor: compositor,
-      waylandLock: config["Wayland.Lock"], canOpen: { access($0, R_OK | W_OK) == 0 })
+      waylandLock: config["Wayland.Lock"], selfLocking: selfLocking, overDesktop: config.bool("Lock.OverDesktop"),
+      canOpen: { access($0, R_OK | W_OK) == 0 })
+  }
+
+  /// The desktop that locks `session` by itself, if any (looked for, as the
+  /// compositor is, only as a lock starts and for `passlock status`).
+  func selfLockingDesktop(of session: Logind.SessionInfo) -> SelfLockingDesktop? {
+    SelfLockingDesktops.desktop(of: session, logind: logind)
   }
 
   /// The compositor to lock `session` in, if any: looked for only as a lock
@@ -51,8 +61,18 @@ extension Daemon {
       return
     }
     sessions[session.id]?.note = nil
+    let desktop = selfLockingDesktop(of: session)
+    if let desktop, !config.bool("Lock.OverDesktop") {
+      // Its own lock screen comes by itself (on this Lock, before this
+      // sleep): no second lock on top, and nothing for a sleep to wait for.
+      sessions[session.id]?.problem = nil
+      Log.info("session \(session.id): \(reason) — left to \(desktop.name)'s own lock screen (Lock.OverDesktop=yes puts passlock's on top)")
+      sleepEvent(.leftToDesktop(session.id))
+      return
+    }
     let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
-    let chosen = plan(session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session))
+    let chosen = plan(
+      session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session), selfLocking: desktop)
     // Switching is locked on this seat already: nothing of it can come on
     // screen (an in-session lock is the compositor's, whatever is on screen).
     if !chosen.isInSession, let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
@@ -60,6 +80,8 @@ extension Daemon {
     case .remote:
       Log.info("session \(session.id): \(reason) — a remote session, left alone")
       return
+    case .desktop:
+      return  // left to it above
     case .cannot(let why):
       sessions[session.id]?.problem = "cannot lock: \(why)"
       Log.warning("session \(session.id): \(reason) — cannot lock: \(why)")

@@ -49,7 +49,8 @@ final class Logind {
     if case .structure(let fields) = properties["Seat"], let name = fields.first?.string { seat = name }
     return SessionInfo(
       id: id, path: path, tty: tty, remote: properties["Remote"]?.bool ?? false, vtNumber: properties["VTNr"]?.uint32 ?? 0,
-      type: properties["Type"]?.string ?? "tty", leader: properties["Leader"]?.uint32 ?? 0, seat: seat)
+      type: properties["Type"]?.string ?? "tty", leader: properties["Leader"]?.uint32 ?? 0, seat: seat,
+      desktop: properties["Desktop"]?.string ?? "")
   }
 
   /// The object path of the logind session process `pid` runs in, or nil.

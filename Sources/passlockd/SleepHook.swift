@@ -75,23 +75,12 @@ enum SleepHook {
       guard monotonicNanoseconds() < deadline else { break }
       guard let pid = pid_t(name), pid > 0, pid != getpid(),
         let exe = Directory.linkTarget("/proc/\(pid)/exe"), exe == me || exe == me + " (deleted)",
-        let uid = realUID(of: pid), uid != 0, !users.contains(uid), let directory = runtimeDirectory(of: uid)
+        let uid = realUID(ofProcess: pid), uid != 0, !users.contains(uid), let directory = runtimeDirectory(of: uid)
       else { continue }
       users.insert(uid)
       found.append(Daemon(pid: pid, uid: uid, directory: directory))
     }
     return found
-  }
-
-  /// The real uid of `pid` (the first field of `Uid:` in /proc/PID/status).
-  static func realUID(of pid: pid_t) -> uid_t? {
-    guard let fd = try? FileDescriptor.open("/proc/\(pid)/status", O_RDONLY) else { return nil }
-    defer { fd.close() }
-    guard let bytes = try? fd.readAll(limit: 1 << 14) else { return nil }
-    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Uid:") {
-      return line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " }).first.flatMap { uid_t($0) }
-    }
-    return nil
   }
 
   /// /run/user/UID/passlock, opened without following a link at either

@@ -378,6 +378,103 @@ final class DaemonEndToEndTests {
     }
   }
 
+  /// A process named `name` (a copy of sleep: the kernel names it after
+  /// its file) run as `user` (root tests) or as the test's user; its pid.
+  func startProcess(named name: String, as user: uid_t? = nil) throws -> pid_t {
+    // Beside the harness's own directory, open to the other user (swept
+    // with it by scripts/test).
+    let directory = "/tmp/passlock-e2e-\(name)-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    chmod(directory, 0o755)
+    try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: directory + "/" + name)
+    let command = user.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
+    return try #require(Spawn.start(command + [directory + "/" + name, "600"], environment: ["PATH": "/usr/bin:/bin"]))
+  }
+
+  /// GNOME Shell locks its sessions by itself (Lock, sleep, idle): a session
+  /// whose Desktop says GNOME and in which gnome-shell runs as this user is
+  /// left to it: no second lock on top, no wait before sleep, and `passlock
+  /// status` says what locks it and whether its lock screen takes the
+  /// passcode. Another user's gnome-shell is no evidence; once gnome-shell
+  /// is gone, or with Lock.OverDesktop=yes, passlock locks the session.
+  @Test func aDesktopThatLocksByItselfIsLeftToIt() throws {
+    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'gnome', dbus_interface=MOCK)")
+    var shells: [pid_t] = []
+    defer {
+      for pid in shells {
+        kill(pid, SIGKILL)
+        _ = Spawn.wait(pid, seconds: 2)
+      }
+    }
+    // logind puts every gnome-shell started here in the session.
+    let inSession = { [logind] (pids: [pid_t]) in
+      logind.python(
+        "m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', 'ret = dbus.ObjectPath(\"/org/freedesktop/login1/session/\(logind.session)\" "
+          + "if args[0] in \(pids) else \"/org/freedesktop/login1/session/other\")', dbus_interface=MOCK)")
+    }
+    if getuid() == 0 {
+      shells.append(try startProcess(named: "gnome-shell", as: 65534))
+      inSession(shells)
+      try logind.startDaemon()
+      logind.lockSession()
+      waitFor("another user's gnome-shell is no evidence: passlock locks") { logind.lockerPIDs.count == 1 }
+      unlock()
+      logind.stopDaemon()
+    }
+    let shell = try startProcess(named: "gnome-shell")
+    shells.append(shell)
+    inSession(shells)
+    try FileManager.default.createDirectory(atPath: h.root + "/pam.d", withIntermediateDirectories: true)
+    h.environment["PASSLOCK_PAM_CONFIG_DIR"] = h.root + "/pam.d"
+    try logind.startDaemon()
+    waitFor("an inhibitor while unlocked") { logind.inhibitors() == ["passlock"] }
+
+    logind.emitPrepareForSleep(true)
+    waitFor("the inhibitor released: nothing to wait for") { logind.inhibitors().isEmpty }
+    #expect(logind.lockerPIDs.isEmpty, "no lock on top of GNOME's")
+    #expect(logind.daemonLog.contains("session c1: sleep — left to GNOME Shell's own lock screen"), "\(logind.daemonLog)")
+    logind.emitPrepareForSleep(false)
+    logind.lockSession()
+    waitFor("logind's Lock left to it too") { logind.daemonLog.contains("session c1: logind Lock — left to GNOME Shell") }
+    #expect(logind.lockerPIDs.isEmpty)
+    var status = h.passlock("status").stdout
+    #expect(
+      status.contains(
+        "Session c1: \(logind.tty), left to GNOME Shell's own lock screen, which takes the passcode once "
+          + "'sudo pam-auth-update --enable passlock' adds it"), "\(status)")
+    try "auth\t[success=2 default=ignore]\tpam_passlock.so\nauth\trequisite\tpam_deny.so\n".write(
+      toFile: h.root + "/pam.d/common-auth", atomically: true, encoding: .utf8)
+    status = h.passlock("status", "--json").stdout
+    #expect(status.contains("\"locked_by\":\"GNOME Shell\",\"passcode_on_its_lock_screen\":true"), "\(status)")
+
+    // gnome-shell gone (crashed, or never the session's): passlock locks.
+    kill(shell, SIGKILL)
+    _ = Spawn.wait(shell, seconds: 2)
+    logind.lockSession()
+    waitFor("locked by passlock once no gnome-shell runs") { logind.lockerPIDs.count == 1 }
+    unlock()
+  }
+
+  /// Lock.OverDesktop=yes: passlock's lock on top of KDE Plasma's own.
+  @Test func lockOverDesktopPutsPasslocksLockOnTop() throws {
+    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'KDE', dbus_interface=MOCK)")
+    let plasma = try startProcess(named: "ksmserver")
+    defer {
+      kill(plasma, SIGKILL)
+      _ = Spawn.wait(plasma, seconds: 2)
+    }
+    logind.python(
+      "m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', 'ret = dbus.ObjectPath(\"/org/freedesktop/login1/session/\(logind.session)\")', "
+        + "dbus_interface=MOCK)")
+    try "[Lock]\nOverDesktop=yes\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("passlock's lock on top of KDE's") { logind.lockerPIDs.count == 1 }
+    #expect(!h.passlock("status").stdout.contains("KDE Plasma"))
+    unlock()
+  }
+
   @Test func aGraphicalSessionWithoutAVTIsReportedNotLocked() throws {
     logind.python(
       "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'TTY': '', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")

@@ -55,6 +55,39 @@ import Testing
         == .cannot("a wayland session in the background has no terminal of its own to lock"))
   }
 
+  /// A desktop found locking the session by itself keeps it (no second
+  /// lock on top, whatever else would lock it), unless Lock.OverDesktop;
+  /// a remote session stays alone.
+  @Test func aSelfLockingDesktopKeepsItsSession() {
+    let open = { (_: String) in true }
+    let gnome = Self.session("wayland", tty: "", vt: 2)
+    #expect(
+      LockPlan(gnome, consoleMode: "auto", compositor: "wayland-0", selfLocking: .gnomeShell, canOpen: open)
+        == .desktop("GNOME Shell"))
+    #expect(LockPlan(gnome, consoleMode: "auto", selfLocking: .gnomeShell, canOpen: open).locks == false)
+    #expect(
+      LockPlan(gnome, consoleMode: "auto", selfLocking: .gnomeShell, overDesktop: true, canOpen: open) == .virtualConsole(2))
+    #expect(LockPlan(gnome, consoleMode: "auto", canOpen: open) == .virtualConsole(2), "no desktop found: passlock locks")
+    #expect(
+      LockPlan(Self.session("x11", tty: "", vt: 7, remote: true), consoleMode: "auto", selfLocking: .kdePlasma, canOpen: open)
+        == .remote)
+  }
+
+  /// The sessions' Desktop names (XDG_SESSION_DESKTOP, as GDM and SDDM set
+  /// it) that mean a desktop locking by itself, and which process holds it.
+  @Test func theDesktopsThatLockByThemselves() {
+    for name in ["gnome", "GNOME", "gnome-xorg", "ubuntu", "gnome-classic"] {
+      #expect(SelfLockingDesktop(desktop: name) == .gnomeShell, "\(name)")
+    }
+    for name in ["KDE", "plasma", "plasmawayland", "plasmax11"] {
+      #expect(SelfLockingDesktop(desktop: name) == .kdePlasma, "\(name)")
+    }
+    for name in ["", "sway", "labwc", "xfce", "wayfire", "Hyprland", "gnome-shell-nested"] {
+      #expect(SelfLockingDesktop(desktop: name) == nil, "\(name)")
+    }
+    #expect(SelfLockingDesktop.gnomeShell.locker == "gnome-shell" && SelfLockingDesktop.kdePlasma.locker == "ksmserver")
+  }
+
   /// A compositor found in the session locks it in-session, whatever the
   /// session's type (one started from a console login keeps "tty"), its place
   /// on screen or the seat; `[Wayland] Lock = vt`, or a remote session, not.

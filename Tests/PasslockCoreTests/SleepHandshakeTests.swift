@@ -100,6 +100,12 @@ import Testing
     expectSteps(
       [
         (Self.set, [.takeInhibitor]),
+        (.prepareForSleep(sessions: ["g"]), [.lock(["g"]), .checkStatus(afterMilliseconds: 25)]),
+        (.leftToDesktop("g"), [.letSleep(afterMilliseconds: 10)]),
+      ], "GNOME Shell locks it by itself: nothing to wait for")
+    expectSteps(
+      [
+        (Self.set, [.takeInhibitor]),
         (.prepareForSleep(sessions: []), [.checkStatus(afterMilliseconds: 25), .letSleep(afterMilliseconds: 0)]),
       ],
       "nothing to lock")
@@ -140,7 +146,8 @@ import Testing
     let events: [H.Event] = [
       Self.set, Self.unset, Self.killed, .statusChecked(.storeRefused("corrupt")),
       .prepareForSleep(sessions: ["a", "b"]), .lockPresented("a"), .lockPresented("b"), .lockFailed("a"),
-      .lockStarted("c"), .lockPresented("c"), .cannotLock("b"), .sessionRemoved("a"), .resumed, .inhibitorGranted, .inhibitorLost,
+      .lockStarted("c"), .lockPresented("c"), .cannotLock("b"), .leftToDesktop("b"), .sessionRemoved("a"), .resumed, .inhibitorGranted,
+      .inhibitorLost,
     ]
     let check = ModelCheck<H, H.Event, H.Effect, Ghost>(
       machine: H(), ghost: Ghost(), events: events,
@@ -185,7 +192,7 @@ import Testing
       ghost.preparing = true
       ghost.released = false
       ghost.waiting = sessions
-    case .lockPresented(let id), .sessionRemoved(let id), .cannotLock(let id):
+    case .lockPresented(let id), .sessionRemoved(let id), .cannotLock(let id), .leftToDesktop(let id):
       ghost.waiting.remove(id)
     case .lockStarted(let id):
       if ghost.preparing && !ghost.released && !ghost.saidNotSet { ghost.waiting.insert(id) }

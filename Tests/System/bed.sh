@@ -22,6 +22,12 @@ BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login p
 # not): a Wayland desktop in a logind session of its own, run headless, with
 # grim for screenshots and wtype for keys.
 [ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(sway grim wtype fonts-dejavu-core)
+# The desktops whose own lock screens take the passcode through their own
+# PAM services (Debian 13): their packages are only downloaded into the
+# root (/var/cache/passlock-test-debs), for the tests to take each service's
+# file unchanged from them; GNOME and KDE themselves are not installed.
+BED_DOWNLOADS=()
+[ "$BED_RELEASE" = bookworm ] || BED_DOWNLOADS=(gdm3 libkscreenlocker6)
 BED_CACHE=${BED_CACHE:-/var/cache/passlock-test}
 BED_USER=alice
 
@@ -35,7 +41,8 @@ bed_host_tools() {
 # The cached root filesystem, keyed by release and package list; built once.
 bed_rootfs() {
   local key dir
-  key=$(printf '%s\n' "$BED_RELEASE" "${BED_PACKAGES[@]}" | sha256sum | cut -c1-12)
+  key=$(printf '%s\n' "$BED_RELEASE" "${BED_PACKAGES[@]}" ${BED_DOWNLOADS[@]+"download:"} ${BED_DOWNLOADS[@]+"${BED_DOWNLOADS[@]}"} \
+    | sha256sum | cut -c1-12)
   dir="$BED_CACHE/rootfs-$key"
   if [ ! -f "$dir.stamp" ]; then
     bed_log "building the $BED_RELEASE root filesystem (once; cached in $dir)"
@@ -45,7 +52,9 @@ bed_rootfs() {
     list=$(IFS=,; echo "${BED_PACKAGES[*]}")
     # The host's own archive, with the release's suites (no host is named here).
     sed "s/bookworm/$BED_RELEASE/g" /etc/apt/sources.list.d/debian.sources >"$dir.sources"
-    mmdebstrap --quiet --variant=apt --include="$list" "$BED_RELEASE" "$dir.tmp" "$dir.sources" >&2
+    local downloads=()
+    [ ${#BED_DOWNLOADS[@]} -eq 0 ] || downloads=(--customize-hook="mkdir -p \"\$1/var/cache/passlock-test-debs\" && chroot \"\$1\" sh -c 'cd /var/cache/passlock-test-debs && apt-get download -q ${BED_DOWNLOADS[*]}'")
+    mmdebstrap --quiet --variant=apt --include="$list" ${downloads[@]+"${downloads[@]}"} "$BED_RELEASE" "$dir.tmp" "$dir.sources" >&2
     # Timers that would run apt or fstrim in the middle of a test.
     for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer fstrim.timer e2scrub_all.timer; do
       ln -sf /dev/null "$dir.tmp/etc/systemd/system/$unit"

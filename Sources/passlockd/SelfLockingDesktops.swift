@@ -1,0 +1,54 @@
+import Glibc
+import PasslockCore
+import PasslockPOSIX
+
+/// Finds whether a session's desktop locks it by itself (SelfLockingDesktop),
+/// from evidence no other user can forge:
+/// - the session's Desktop, which the display manager (root) set as it
+///   opened the session (XDG_SESSION_DESKTOP) and no one changes afterwards;
+/// - the desktop's locker (gnome-shell, ksmserver) running as this user in
+///   that very session (its real uid, and logind's GetSessionByPID): only
+///   this user can run processes as this user. A desktop that crashed, or a
+///   session that only claims to be GNOME, is locked by passlock as any
+///   other.
+/// And whether its lock screen takes the passcode: its PAM service
+/// (gdm-password, kde) includes common-auth, where the pam-auth-update
+/// profile puts pam_passlock.so.
+enum SelfLockingDesktops {
+  /// The desktop that locks `session` by itself, or nil.
+  static func desktop(of session: Logind.SessionInfo, logind: Logind) -> SelfLockingDesktop? {
+    guard !session.remote, let desktop = SelfLockingDesktop(desktop: session.desktop) else { return nil }
+    let uid = getuid()
+    for name in Directory.names("/proc") ?? [] {
+      guard let pid = pid_t(name), pid > 0,
+        SmallFile.read("/proc/\(pid)/comm", limit: 32)?.split(separator: "\n").first == Substring(desktop.locker),
+        realUID(ofProcess: pid) == uid
+      else { continue }
+      if logind.sessionPath(ofProcess: pid) == session.path { return desktop }
+    }
+    return nil
+  }
+
+  /// The PAM directory (PASSLOCK_PAM_CONFIG_DIR for tests: what it changes is
+  /// only what `passlock status` says).
+  static var pamDirectory: String { environment("PASSLOCK_PAM_CONFIG_DIR") ?? "/etc/pam.d" }
+
+  /// Whether pam_passlock.so is in the common-auth stack the desktops'
+  /// lock screens include (an uncommented line naming it).
+  static var passcodeOnTheirLockScreens: Bool {
+    guard let text = SmallFile.read(pamDirectory + "/common-auth", limit: 1 << 16) else { return false }
+    return text.split(separator: "\n").contains { line in
+      let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+      return words.first?.hasPrefix("#") == false && words.contains { $0.hasSuffix("pam_passlock.so") }
+    }
+  }
+
+  /// What `passlock status` says of a session left to `desktop`.
+  static func statusNote(_ desktop: SelfLockingDesktop) -> String {
+    "left to \(desktop.name)'s own lock screen, "
+      + (passcodeOnTheirLockScreens
+        ? "which takes the passcode (pam_passlock in common-auth)"
+        : "which takes the passcode once 'sudo pam-auth-update --enable passlock' adds it")
+      + " (Lock.OverDesktop=yes puts passlock's lock on top)"
+  }
+}
