@@ -8,9 +8,9 @@ import PasslockPOSIX
 ///   opened the session (XDG_SESSION_DESKTOP) and no one changes afterwards;
 /// - the desktop's locker (gnome-shell, ksmserver) running as this user in
 ///   that very session (its real uid, and logind's GetSessionByPID): only
-///   this user can run processes as this user. A desktop that crashed, or a
-///   session that only claims to be GNOME, is locked by passlock as any
-///   other.
+///   this user can run processes as this user. A desktop that crashed (its
+///   process gone, or dead and not yet reaped), or a session that only
+///   claims to be GNOME, is locked by passlock as any other.
 /// And whether its lock screen takes the passcode: its PAM service
 /// (gdm-password, kde) includes common-auth, where the pam-auth-update
 /// profile puts pam_passlock.so.
@@ -22,7 +22,7 @@ enum SelfLockingDesktops {
     for name in Directory.names("/proc") ?? [] {
       guard let pid = pid_t(name), pid > 0,
         SmallFile.read("/proc/\(pid)/comm", limit: 32)?.split(separator: "\n").first == Substring(desktop.locker),
-        realUID(ofProcess: pid) == uid
+        isRunning(pid, as: uid)
       else { continue }
       if logind.sessionPath(ofProcess: pid) == session.path { return desktop }
     }

@@ -41,6 +41,7 @@ import Testing
         [Lock]
         OnStart=no
         UnlockOnLogindUnlock=no
+        OverDesktop=no
 
         [Idle]
         LockAfterSec=0
