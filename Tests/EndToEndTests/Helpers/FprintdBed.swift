@@ -107,7 +107,7 @@ final class FprintdBed {
     }
     for stage in 0..<5 {
       #expect(Wait.until(10, every: 20_000) { stagesPassed() == stage }, "enrollment stage \(stage + 1) started")
-      scan("finger-A")
+      send("SCAN finger-A")
     }
     #expect(Spawn.wait(enrolling, seconds: 10) == 0, "fprintd-enroll completed")
     // The virtual reader queues what it is sent: a CI run once saw the next
