@@ -14,8 +14,8 @@ public struct LogindSession: Equatable, Sendable {
   /// The seat it is on ("seat0"), or empty.
   public var seat: String
   /// The desktop the display manager opened it for (XDG_SESSION_DESKTOP:
-  /// "gnome", "KDE"…), or empty. Set as the session is made; no user can
-  /// change it afterwards.
+  /// "gnome", "KDE"…), or empty. Set as the session is made (another
+  /// user cannot set or change it; its owner chose it at login).
   public var desktop: String
 
   public init(

@@ -22,6 +22,7 @@ private func processStatus(_ pid: pid_t) -> (realUID: uid_t?, state: Character?)
   guard let bytes = try? fd.readAll(limit: 1 << 14) else { return nil }
   var status: (realUID: uid_t?, state: Character?) = (nil, nil)
   for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+    if status.realUID != nil && status.state != nil { break }  // the first of each (State: comes before Uid:)
     if line.hasPrefix("Uid:") {
       status.realUID = line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " }).first.flatMap { uid_t($0) }
     } else if line.hasPrefix("State:") {

@@ -99,9 +99,11 @@ final class ConsoleLockRun {
       }
       return sequence.handle(.switchingLocked)
     case .settle:
-      do { try holder?.settle() } catch {
+      // Asked for only once switching is locked: there is a holder.
+      guard let holder else { return sequence.handle(.lockFailed) }
+      do { try holder.settle() } catch {
         lockError = error
-        holder = nil  // undone: nothing to give back
+        self.holder = nil  // undone: nothing to give back
         return sequence.handle(.lockFailed)
       }
       return sequence.handle(.settled)
@@ -147,7 +149,7 @@ final class ConsoleLockRun {
         // supervised from its start (its ready byte finds the pipe closed,
         // which it ignores).
         close(started.ready)
-        lockScreen = started
+        lockScreen = (started.pid, -1)
         lockScreenStartedAt = monotonicSeconds()
         return sequence.handle(.lockScreenStarted)
       } catch {

@@ -67,15 +67,17 @@ struct DaemonStatus {
     var idleIn: Int64?
     var problem: String?
     var note: String?
-    /// The desktop that locks it by itself, when the lock is left to it.
-    var lockedBy: SelfLockingDesktop?
+    /// The desktop that locks it by itself, when the lock is left to it (LockPlan.desktop).
+    var lockedBy: String?
   }
 
   var rows: [Row] {
     let now = wallClockSeconds()
-    let overDesktop = daemon.config.bool("Lock.OverDesktop")
     return daemon.sessions.values.sorted { $0.id < $1.id }.map { session in
-      let desktop = overDesktop ? nil : daemon.selfLockingDesktop(of: session.info)
+      var desktop: String?
+      if !session.isLocked, case .desktop(let name) = daemon.plan(session.info, selfLocking: daemon.selfLockingDesktop(of: session.info)) {
+        desktop = name
+      }
       return Row(
         id: session.id, tty: session.info.tty, remote: session.info.remote, locked: session.isLocked,
         idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: session.problem,
@@ -110,7 +112,7 @@ struct DaemonStatus {
     let sessions = rows.map { row in
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
         + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null"),"
-        + "\"note\":\(row.note.map(JSON.quoted) ?? "null"),\"locked_by\":\(row.lockedBy.map { JSON.quoted($0.name) } ?? "null"),"
+        + "\"note\":\(row.note.map(JSON.quoted) ?? "null"),\"locked_by\":\(row.lockedBy.map(JSON.quoted) ?? "null"),"
         + "\"passcode_on_its_lock_screen\":\(row.lockedBy == nil ? "null" : String(SelfLockingDesktops.passcodeOnTheirLockScreens))}"
     }
     let idle = daemon.idleInhibitors.map { inhibitor in

@@ -51,6 +51,8 @@ extension Daemon {
   /// has a session on the seat (this lock only: the next one tries the
   /// console again).
   func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
+    // Only a session still tracked (an adopted locker's timer may outlive its logout).
+    guard sessions[session.id] != nil else { return }
     // One lock per session, never stacked.
     guard !isLocked(session.id) else {
       Log.info("session \(session.id): \(reason) — already locked")
@@ -61,18 +63,18 @@ extension Daemon {
       return
     }
     sessions[session.id]?.note = nil
-    let desktop = selfLockingDesktop(of: session)
-    if let desktop, !config.bool("Lock.OverDesktop") {
+    let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
+    let chosen = plan(
+      session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session),
+      selfLocking: selfLockingDesktop(of: session))
+    if case .desktop(let name) = chosen {
       // Its own lock screen comes by itself (on this Lock, before this
       // sleep): no second lock on top, and nothing for a sleep to wait for.
       sessions[session.id]?.problem = nil
-      Log.info("session \(session.id): \(reason) — left to \(desktop.name)'s own lock screen (Lock.OverDesktop=yes puts passlock's on top)")
+      Log.info("session \(session.id): \(reason) — left to \(name)'s own lock screen (Lock.OverDesktop=yes puts passlock's on top)")
       sleepEvent(.leftToDesktop(session.id))
       return
     }
-    let onScreen = session.vtNumber > 0 && !session.seat.isEmpty ? logind.isActive(session) : nil
-    let chosen = plan(
-      session, onScreen: onScreen, seatShared: seatShared, compositor: compositor(for: session), selfLocking: desktop)
     // Switching is locked on this seat already: nothing of it can come on
     // screen (an in-session lock is the compositor's, whatever is on screen).
     if !chosen.isInSession, let cover = consoleLock(coveringSeatOf: session) { return coverWith(cover, session, reason: reason) }
@@ -196,7 +198,7 @@ extension Daemon {
   func uncover(by cover: String) -> [Logind.SessionInfo] {
     var freed: [Logind.SessionInfo] = []
     for other in sessions.values where other.lock?.coveringSession == cover {
-      sessions[other.id]?.lockEnded()
+      sessions[other.id]?.lock = nil
       records?.remove(other.id)
       freed.append(other.info)
     }
@@ -301,7 +303,8 @@ extension Daemon {
   func notLocked(_ session: Logind.SessionInfo) {
     Log.info("session \(session.id): not locked: the gatekeeper says nothing could unlock it (\(passcodeWords))")
     records?.remove(session.id)
-    sessions[session.id]?.lockEnded()
+    sessions[session.id]?.restarts = RestartBackoff()
+    sessions[session.id]?.note = nil
     logind.setLockedHint(session, false)
     for other in uncover(by: session.id) { logind.setLockedHint(other, false) }
     updateIdleTimers()

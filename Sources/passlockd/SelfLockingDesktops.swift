@@ -43,9 +43,9 @@ enum SelfLockingDesktops {
     }
   }
 
-  /// What `passlock status` says of a session left to `desktop`.
-  static func statusNote(_ desktop: SelfLockingDesktop) -> String {
-    "left to \(desktop.name)'s own lock screen, "
+  /// What `passlock status` says of a session left to the desktop `name`.
+  static func statusNote(_ name: String) -> String {
+    "left to \(name)'s own lock screen, "
       + (passcodeOnTheirLockScreens
         ? "which takes the passcode (pam_passlock in common-auth)"
         : "which takes the passcode once 'sudo pam-auth-update --enable passlock' adds it")

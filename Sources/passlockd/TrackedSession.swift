@@ -22,7 +22,7 @@ struct TrackedSession {
   var id: String { info.id }
   var isLocked: Bool { lock != nil }
 
-  /// Unlocked, or no longer locked: what only a lock needed is forgotten.
+  /// Unlocked: what only a lock needed is forgotten.
   mutating func lockEnded() {
     lock = nil
     note = nil
