@@ -11,7 +11,8 @@ status request of a lock screen starting (a few ms).
 Usage: kill_gatekeepers.py [--name passlock-auth] [--uid UID] [--seconds S]
                            [--stop-file PATH] [--ready-file PATH]
 Ends after S seconds or once the stop file exists; prints how many it
-killed. The ready file is created once its first scan is done.
+killed. The ready file is created once the processes that were there at its
+start are scanned and settled (then each scan reads only new ones).
 """
 import argparse
 import os
@@ -43,6 +44,7 @@ def main():
     # while it lives, so that a scan reads only new processes: well under a
     # millisecond, fast enough for a status request of ~3 ms.
     young, settled = {}, set()
+    initial, ready = None, False
     while time.monotonic() < deadline and not (args.stop_file and os.path.exists(args.stop_file)):
         now = time.monotonic()
         current = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
@@ -63,8 +65,14 @@ def main():
         for pid in list(young):
             if pid not in current:
                 del young[pid]
-        if args.ready_file and not os.path.exists(args.ready_file):
+        # Ready once every process that was there at the start has settled:
+        # until then each scan reads them all, too slowly to catch a
+        # gatekeeper of a few ms.
+        if initial is None:
+            initial = current
+        if args.ready_file and not ready and not (initial & young.keys()):
             open(args.ready_file, "w").close()
+            ready = True
         time.sleep(0.0005)
     print(len(killed), flush=True)
 
