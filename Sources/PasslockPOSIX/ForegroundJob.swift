@@ -47,6 +47,19 @@ public struct ForegroundJob {
     return text[text.index(after: close)...].split(separator: " ")
   }
 
-  public func stop() { _ = kill(-processGroup, SIGSTOP) }
+  /// SIGSTOP takes effect only when the job is next scheduled: until then it
+  /// can still read. So this waits, at most `stopWaitMilliseconds`, until the
+  /// group's leader shows as stopped (a group whose leader has exited is not
+  /// waited for): the caller's flush and first frame come after the stop.
+  public func stop() {
+    guard kill(-processGroup, SIGSTOP) == 0 else { return }
+    for _ in 0..<Self.stopWaitMilliseconds {
+      guard let state = Self.statFields(processGroup)?.first, state != "T", state != "t" else { return }
+      usleep(1000)
+    }
+  }
+
+  public static let stopWaitMilliseconds = 100
+
   public func resume() { _ = kill(-processGroup, SIGCONT) }
 }
