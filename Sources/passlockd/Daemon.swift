@@ -303,12 +303,14 @@ final class Daemon {
     updateIdleTimers()
   }
 
-  /// The Manager's properties changed: when BlockInhibited is among them,
-  /// an idle inhibitor may have come or gone.
+  /// The Manager's properties changed: when BlockInhibited (or systemd
+  /// 257's BlockWeakInhibited) is among them, an idle inhibitor may have
+  /// come or gone.
   func managerPropertiesChanged(_ message: BusMessage) {
     guard (try? message.string()) == Logind.manager, let changed = try? message.properties() else { return }
     let invalidated = (try? message.strings()) ?? []
-    if changed["BlockInhibited"] != nil || invalidated.contains("BlockInhibited") { refreshIdleInhibitors() }
+    let watched = ["BlockInhibited", "BlockWeakInhibited"]
+    if watched.contains(where: { changed[$0] != nil || invalidated.contains($0) }) { refreshIdleInhibitors() }
   }
 
   /// Idle inhibitors of the user's own (a video player, a presentation, a

@@ -78,13 +78,15 @@ final class Logind {
     var what: String
     var who: String
     var why: String
-    /// "block" or "delay".
+    /// "block", "block-weak" (systemd 257: a block that root's own
+    /// actions may override) or "delay".
     var mode: String
     var uid: UInt32
     var pid: UInt32
 
-    /// A block inhibitor of idle: what holds off an idle lock.
-    var blocksIdle: Bool { mode == "block" && what.split(separator: ":").contains("idle") }
+    /// A block inhibitor of idle, weak or not: what holds off an idle lock
+    /// (an idle lock is no root action that a weak one gives way to).
+    var blocksIdle: Bool { (mode == "block" || mode == "block-weak") && what.split(separator: ":").contains("idle") }
 
     /// "mpv (Playing video, pid 1234)", for the log and `passlock status`.
     var summary: String { "\(who) (\(why.isEmpty ? "" : why + ", ")pid \(pid))" }
