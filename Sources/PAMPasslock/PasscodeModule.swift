@@ -17,6 +17,10 @@ import PasslockStore
 // through to the next module. A running delay or a lockout is PAM_MAXTRIES
 // with the reason as an error message. A root host reads the system store
 // itself; a user process asks passlock-auth, as pam_unix asks unix_chkpwd.
+// While "password first" (the root-held configuration beside helper=) asks
+// for the account password, it says so and steps aside; a root host that
+// then establishes credentials with the account password as its token
+// records that use (pam_sm_setcred).
 
 // The C entry points keep PAM's names (pam_modules(3)).
 // swift-format-ignore: AlwaysUseLowerCamelCase
@@ -37,11 +41,22 @@ public func pam_sm_authenticate(
   return PasscodeModule(pam: pam, options: options).authenticate()
 }
 
+// Called once the host's stack authenticated (login, su, a display manager,
+// as root): where password first still asks for the account password and
+// the token the stack took is that password, its use is recorded. Whatever
+// happens here, the answer is success: credentials are not ours to refuse.
 // swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(
   _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
-) -> Int32 { PAMCode.success }
+) -> Int32 {
+  guard flags & PAMCode.deleteCredentials == 0, let pam = PAMModuleHandle(pamh) else { return PAMCode.success }
+  var arguments: [String] = []
+  for i in 0..<Int(max(argc, 0)) { if let arg = argv?[i] { arguments.append(String(cString: arg)) } }
+  guard case .success(let options) = PAMModuleOptions.parse(arguments) else { return PAMCode.success }
+  PasscodeModule(pam: pam, options: options).recordAccountPassword()
+  return PAMCode.success
+}
 
 // swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("pam_sm_acct_mgmt")
@@ -109,27 +124,69 @@ struct PasscodeModule {
 
   /// The token, if it can be a passcode at all (a password typed for another
   /// module under try_first_pass is not counted as a wrong passcode).
+  /// Such a token is kept for setcred (password first: it may be the
+  /// account password).
   func passcode(into secret: inout Secret) -> Int32? {
     let rc = pam.authToken(prompt: "Passcode: ", into: &secret)
     guard rc == PAMCode.success else { return rc }
     let valid = secret.withBytes { PasscodePolicy.check($0, allowSimple: true) } == nil
+    if !valid { pam.keep(secret, as: Self.typedTokenData) }
     return valid ? nil : PAMCode.unavailable
+  }
+
+  /// pam_set_data's name for the token kept for setcred: PAM wipes
+  /// PAM_AUTHTOK when pam_authenticate returns, before any setcred.
+  static let typedTokenData = "passlock_typed_token"
+
+  /// Password first: says why (not an error), asks for the password here (as
+  /// the passcode prompt would have: the next module takes it through
+  /// try_first_pass), keeps it for setcred and steps aside.
+  func askForThePassword(_ why: PasswordFirst) -> Int32 {
+    pam.tell(why.sentence, style: .info)
+    var token = Secret()
+    if pam.authToken(prompt: "Password: ", into: &token) == PAMCode.success { pam.keep(token, as: Self.typedTokenData) }
+    return PAMCode.unavailable
   }
 
   // MARK: Root host: the store itself
 
+  /// The root-held configuration's password-first policy; nil (the passcode
+  /// not offered) when that file is refused or malformed, or when `helper=`
+  /// names no root-owned gatekeeper: the file beside it would not be the one
+  /// the gatekeeper and the lock screens obey (a prefix of its own, a
+  /// /usr/local install whose PAM line left helper= out).
+  func passwordFirstPolicy() -> PasswordFirstPolicy? {
+    var st = stat()
+    guard stat(options.helper, &st) == 0, st.st_uid == 0, st.st_mode & S_IFMT == S_IFREG else {
+      pam.log(LOG_ERR, "\(options.helper) is not a gatekeeper installed by root: pass helper= with its path")
+      return nil
+    }
+    do throws(RootConfigError) {
+      return PasswordFirstPolicy(try RootConfig.load(RootConfig.path(besides: options.helper)))
+    } catch {
+      pam.log(LOG_ERR, "\(error)")
+      return nil
+    }
+  }
+
+  func location(_ user: String) -> StoreLocation? {
+    guard !user.contains("/"), user != ".", user != ".." else { return nil }
+    return StoreLocation(kind: .system, directory: options.storeDirectory + "/" + user, owner: 0)
+  }
+
   func verifyDirectly(_ user: String) -> Int32 {
-    guard !user.contains("/"), user != ".", user != ".." else { return PAMCode.userUnknown }
-    let location = StoreLocation(kind: .system, directory: options.storeDirectory + "/" + user, owner: 0)
+    guard let location = location(user) else { return PAMCode.userUnknown }
+    guard let policy = passwordFirstPolicy() else { return PAMCode.unavailable }
     do {
       guard let store = try PasscodeStore(location, create: false), try store.passcode() != nil else {
         debug("no passcode for \(user)")
         return PAMCode.unavailable
       }
-      if let refusal = refusalBeforePrompt(try store.status(now: wallClockSeconds(), user: user)) { return refusal }
+      let status = try store.status(now: wallClockSeconds(), user: user, passwordFirst: policy)
+      if let refusal = refusalBeforePrompt(status) { return refusal }
       var secret = Secret()
       if let rc = passcode(into: &secret) { return rc }
-      return code(for: try store.verify(secret, now: wallClockSeconds()))
+      return code(for: try store.verify(secret, now: wallClockSeconds(), passwordFirst: policy))
     } catch let error as StoreError where error.unwritable != nil {
       pam.log(LOG_WARNING, "passcode store: \(error)")
       return code(for: .failed(.storeUnwritable, message: nil))
@@ -146,6 +203,7 @@ struct PasscodeModule {
   /// A delay or a lockout answers before any prompt: the user is not asked
   /// for something that cannot be checked.
   func refusalBeforePrompt(_ status: StoreStatus) -> Int32? {
+    if let why = status.passwordFirst { return askForThePassword(why) }
     if status.accountPasswordRequired {
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
@@ -167,6 +225,10 @@ struct PasscodeModule {
     case .accountPasswordRequired:
       pam.tell(CommandFailure.tooManyFailures(retryAfterSeconds: nil))
       return PAMCode.maxTries
+    case .passwordFirst(let why):
+      // Already prompted: the token is the next module's to try.
+      pam.tell(why.sentence, style: .info)
+      return PAMCode.unavailable
     case .failed: return PAMCode.unavailable
     }
   }
@@ -203,4 +265,30 @@ struct PasscodeModule {
     return code(for: VerifyOutcome(result))
   }
 
+  // MARK: Password first: the account password's use, seen by a root host
+
+  /// Records the account password's use when password first needs it and
+  /// the stack's token is that password (checked against the shadow entry:
+  /// that the stack succeeded says nothing about which module let it).
+  /// Under PasswordEveryHours every use counts (the hours run from the last
+  /// one); under PasswordAfterBoot alone only the first after boot is
+  /// checked, so that a login or sudo costs no hash otherwise.
+  func recordAccountPassword() {
+    guard geteuid() == 0, let user = pam.user(), let location = location(user) else { return }
+    guard let policy = passwordFirstPolicy(), !policy.isOff else { return }
+    do {
+      guard let store = try PasscodeStore(location, create: false), try store.passcode() != nil else { return }
+      let asking = try store.status(now: wallClockSeconds(), user: user, passwordFirst: policy).passwordFirst != nil
+      guard asking || policy.everyHours > 0 else { return }
+      var token = Secret()
+      guard pam.kept(Self.typedTokenData, into: &token), ShadowPassword.matches(user: user, token) else {
+        debug("\(user): the stack's token is not the account password; password first still stands")
+        return
+      }
+      try store.recordAccountPassword()
+      debug("\(user): the account password was used; the passcode works from now on")
+    } catch {
+      pam.log(LOG_WARNING, "passcode store: the account password's use is not recorded: \(error)")
+    }
+  }
 }

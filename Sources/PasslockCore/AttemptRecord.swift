@@ -2,7 +2,9 @@
 /// before which no new try is allowed, and the hash of the last wrong passcode
 /// (so that entering the same wrong passcode twice in a row counts once).
 /// It also carries what the external authenticator's rules need: when (and in
-/// which boot) the passcode last succeeded, and the external failures since.
+/// which boot) the passcode last succeeded, and the external failures since;
+/// and what "password first" needs: when (and in which boot) the account
+/// password was last used.
 public struct AttemptRecord: Equatable, Sendable {
   public var failures: Int
   /// Unix time (seconds) before which the next try is refused; 0 when none.
@@ -15,10 +17,14 @@ public struct AttemptRecord: Equatable, Sendable {
   public var lastSuccessBoot: String
   /// Counted external authenticator failures since the last passcode success.
   public var externalFailures: Int
+  /// Unix time of the last use of the account password; 0 when never.
+  public var lastPassword: Int64
+  /// The kernel's boot id then.
+  public var lastPasswordBoot: String
 
   public init(
     failures: Int = 0, retryAfter: Int64 = 0, lastWrongHash: String = "", lastSuccess: Int64 = 0,
-    lastSuccessBoot: String = "", externalFailures: Int = 0
+    lastSuccessBoot: String = "", externalFailures: Int = 0, lastPassword: Int64 = 0, lastPasswordBoot: String = ""
   ) {
     self.failures = failures
     self.retryAfter = retryAfter
@@ -26,11 +32,28 @@ public struct AttemptRecord: Equatable, Sendable {
     self.lastSuccess = lastSuccess
     self.lastSuccessBoot = lastSuccessBoot
     self.externalFailures = externalFailures
+    self.lastPassword = lastPassword
+    self.lastPasswordBoot = lastPasswordBoot
   }
 
   /// After a passcode success: no failures, and the external path re-armed.
-  public static func succeeded(now: Int64, boot: String) -> AttemptRecord {
-    AttemptRecord(lastSuccess: now, lastSuccessBoot: boot)
+  /// The account password's last use stays (password first).
+  public func succeeded(now: Int64, boot: String) -> AttemptRecord {
+    AttemptRecord(lastSuccess: now, lastSuccessBoot: boot, lastPassword: lastPassword, lastPasswordBoot: lastPasswordBoot)
+  }
+
+  /// After the account password: the counter starts again, and its use is
+  /// recorded (password first).
+  public func afterAccountPassword(now: Int64, boot: String) -> AttemptRecord {
+    var record = clearingFailures()
+    record.lastPassword = now
+    record.lastPasswordBoot = boot
+    return record
+  }
+
+  /// What `policy` asks for before the passcode may be tried.
+  public func passwordFirst(_ policy: PasswordFirstPolicy, now: Int64, boot: String) -> PasswordFirst? {
+    policy.requirement(lastPassword: lastPassword, lastPasswordBoot: lastPasswordBoot, now: now, boot: boot)
   }
 
   /// After an external authenticator success: no failures of either kind;
@@ -96,17 +119,23 @@ public struct AttemptRecord: Equatable, Sendable {
 
   // MARK: File format
 
-  static let header = "passlock-attempts 2"
-  static let keys = ["failures", "retry_after", "last_wrong", "last_success", "last_success_boot", "external_failures"]
+  static let header = "passlock-attempts 3"
+  static let keys = [
+    "failures", "retry_after", "last_wrong", "last_success", "last_success_boot", "external_failures", "last_password",
+    "last_password_boot",
+  ]
 
   public func serialized() -> String {
     "\(Self.header)\nfailures=\(failures)\nretry_after=\(retryAfter)\nlast_wrong=\(lastWrongHash)\n"
       + "last_success=\(lastSuccess)\nlast_success_boot=\(lastSuccessBoot)\nexternal_failures=\(externalFailures)\n"
+      + "last_password=\(lastPassword)\nlast_password_boot=\(lastPasswordBoot)\n"
   }
 
   /// Parses the file; any deviation is an error (the caller treats it as a lockout).
-  /// Version 1 files (before the external authenticator) have the first three keys.
+  /// Version 1 files (before the external authenticator) have the first three
+  /// keys, version 2 files (before password first) the first six.
   static let version1Header = "passlock-attempts 1"
+  static let version2Header = "passlock-attempts 2"
 
   public static func parse(_ text: String) throws(RecordFormatError) -> AttemptRecord {
     var fields: [String: String]
@@ -115,9 +144,13 @@ public struct AttemptRecord: Equatable, Sendable {
       fields["last_success"] = "0"
       fields["last_success_boot"] = ""
       fields["external_failures"] = "0"
+    } else if text.hasPrefix(version2Header + "\n") {
+      fields = try RecordFormat.fields(text, header: version2Header, keys: Array(keys.prefix(6)))
     } else {
       fields = try RecordFormat.fields(text, header: header, keys: keys)
     }
+    fields["last_password"] = fields["last_password"] ?? "0"
+    fields["last_password_boot"] = fields["last_password_boot"] ?? ""
     guard let failures = Int(fields["failures"]!), failures >= 0 else {
       throw RecordFormatError(reason: "failures is not a count")
     }
@@ -136,8 +169,15 @@ public struct AttemptRecord: Equatable, Sendable {
     guard let external = Int(fields["external_failures"]!), external >= 0 else {
       throw RecordFormatError(reason: "external_failures is not a count")
     }
+    guard let lastPassword = Int64(fields["last_password"]!), lastPassword >= 0 else {
+      throw RecordFormatError(reason: "last_password is not a time")
+    }
+    let passwordBoot = fields["last_password_boot"]!
+    guard passwordBoot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+      throw RecordFormatError(reason: "last_password_boot is not a boot id")
+    }
     return AttemptRecord(
       failures: failures, retryAfter: retryAfter, lastWrongHash: lastWrong, lastSuccess: lastSuccess,
-      lastSuccessBoot: boot, externalFailures: external)
+      lastSuccessBoot: boot, externalFailures: external, lastPassword: lastPassword, lastPasswordBoot: passwordBoot)
   }
 }

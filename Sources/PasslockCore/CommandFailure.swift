@@ -32,6 +32,8 @@ public enum CommandFailure: Error, Equatable, Sendable {
   case delayed(retryAfterSeconds: Int64)
   // 77: only the account password opens it now.
   case accountPasswordRequired(reason: String?)
+  // 77 too: "password first" asks for the account password before the passcode.
+  case passwordFirst(PasswordFirst)
   // 78: a config file is wrong (file:line).
   case config(String)
   // 130: interrupted (Ctrl-C at a prompt).
@@ -59,6 +61,7 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .accountPasswordRequired(let reason):
       let why = reason.map { " (\($0))" } ?? ""
       return "Too many failed passcode attempts\(why); the account password is required: run 'passlock reset'."
+    case .passwordFirst(let why): return why.sentence + " Run 'passlock reset': it asks for the password."
     case .interrupted: return "Interrupted."
     case .lockHeldElsewhere:
       return "The compositor refused the lock: another lock screen (swaylock, hyprlock…) holds it; nothing was locked by passlock."
@@ -77,7 +80,7 @@ public enum CommandFailure: Error, Equatable, Sendable {
     case .storeBusy: return 73
     case .store: return 74
     case .delayed: return 75
-    case .accountPasswordRequired: return 77
+    case .accountPasswordRequired, .passwordFirst: return 77
     case .config: return 78
     case .interrupted: return 130
     }

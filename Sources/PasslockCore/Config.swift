@@ -50,6 +50,16 @@ public struct Config: Equatable, Sendable {
       section: "Authentication", key: "PAMConfigDirectory", defaultValue: "", kind: .absolutePathOrEmpty,
       help: "A directory of PAM service files to use instead of /etc/pam.d (empty: the system's). Useful for a staged install or tests."),
     Key(
+      section: "Authentication", key: "PasswordAfterBoot", defaultValue: "no", kind: .boolean,
+      help:
+        "Password first, passcode after: after each boot the passcode is accepted nowhere (lock screens, passlock, pam_passlock) until the account password has been used once: at a passlock lock screen, 'passlock reset', or a login whose PAM stack runs as root (login, a display manager). Read from the root-owned file only."
+    ),
+    Key(
+      section: "Authentication", key: "PasswordEveryHours", defaultValue: "0", kind: .integer(0...8760),
+      help:
+        "Likewise when the account password was last used more than this many hours ago (0: never for that reason). Read from the root-owned file only."
+    ),
+    Key(
       section: "Appearance", key: "Language", defaultValue: "auto", kind: .choice(["auto", "en", "ja"]),
       help:
         "Texts on the lock screen: auto (from LC_ALL, LC_MESSAGES, LANG), en or ja. The Linux console has no Japanese font, so it always shows English."

@@ -12,6 +12,9 @@ public enum VerifyOutcome: Equatable, Sendable {
   /// Not checked: only the account password opens it now (and why, when the
   /// reason is not the failures: 48 hours without the passcode, a reboot).
   case accountPasswordRequired(reason: String?)
+  /// Not checked or counted: the account password must be used once first
+  /// (the root-held "password first" policy).
+  case passwordFirst(PasswordFirst)
   /// Any other answer (no passcode, a refused store, a protocol error…).
   case failed(AuthProtocol.ResultCode, message: String?)
 
@@ -32,7 +35,11 @@ public enum VerifyOutcome: Equatable, Sendable {
     case .delayed:
       self = .delayed(retryAfterSeconds: retry)
     case .accountPasswordRequired:
-      self = .accountPasswordRequired(reason: result.message)
+      if let why = result.fields["password_first"].flatMap(PasswordFirst.init(field:)) {
+        self = .passwordFirst(why)
+      } else {
+        self = .accountPasswordRequired(reason: result.message)
+      }
     default:
       self = .failed(result.code, message: result.message)
     }
@@ -52,6 +59,8 @@ public enum VerifyOutcome: Equatable, Sendable {
       return AuthResult(.delayed, ["retry_after_seconds": String(retry)])
     case .accountPasswordRequired(let reason):
       return AuthResult(.accountPasswordRequired, reason.map { ["message": $0] } ?? [:])
+    case .passwordFirst(let why):
+      return AuthResult(.accountPasswordRequired, ["password_first": why.field, "message": why.sentence])
     case .failed(let code, let message):
       return AuthResult(code, message.map { ["message": $0] } ?? [:])
     }

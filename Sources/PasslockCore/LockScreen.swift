@@ -23,6 +23,8 @@ public struct LockScreen: Sendable, Equatable {
     case mismatch
     case refused(String)
     case accountPasswordRequired
+    /// The account password is asked for first (the root-held policy).
+    case passwordFirst(PasswordFirst)
     case accountPasswordRejected(String)
     /// Nothing was checked: another process holds the store.
     case storeBusy
@@ -37,6 +39,15 @@ public struct LockScreen: Sendable, Equatable {
 
     /// Says what is going on rather than what went wrong.
     public var isProgress: Bool { self == .checking("") }
+
+    /// Says why only the account password opens the session: it stays while
+    /// the password is typed.
+    public var isStanding: Bool {
+      switch self {
+      case .accountPasswordRequired, .passwordFirst: return true
+      default: return false
+      }
+    }
   }
 
   /// What the controller must do after an event.
@@ -65,6 +76,8 @@ public struct LockScreen: Sendable, Equatable {
     case refused(String)
     case wait(seconds: Int64, failures: Int)
     case lockedOut(failures: Int)
+    /// Not checked or counted: the account password must be used first.
+    case passwordFirst(PasswordFirst)
     /// PAM refused the account password (its message).
     case passwordRejected(String)
     /// The store was busy: nothing was checked or counted; type it again.
@@ -124,6 +137,7 @@ public struct LockScreen: Sendable, Equatable {
       flow: .unlock, length: status.length, failedAttempts: status.failedAttempts,
       retryAfterSeconds: status.retryAfterSeconds, lockedOut: status.accountPasswordRequired,
       revealLastDigit: revealLastDigit, now: now)
+    if let why = status.passwordFirst { notice = .passwordFirst(why) }
   }
 
   /// The unlock screen for what the gatekeeper's status says (StatusReading):
@@ -205,7 +219,7 @@ public struct LockScreen: Sendable, Equatable {
       entered += 1
       revealedDigit = digit
       revealUntil = now + Self.revealMilliseconds
-      if notice != nil && notice != .accountPasswordRequired { notice = nil }
+      if let standing = notice, !standing.isStanding { notice = nil }
       var effects: [Effect] = [.append(0x30 + digit)]
       if let length, entered >= length { effects += submit() }
       return effects
@@ -251,7 +265,7 @@ public struct LockScreen: Sendable, Equatable {
       guard !lockedOut else { return [.bell] }
       passwordMode = false
       entered = 0
-      if notice != nil && notice != .accountPasswordRequired { notice = nil }
+      if let standing = notice, !standing.isStanding { notice = nil }
       return [.clearEntry, .cancelAccountPassword]
     case .click:
       return []
@@ -314,6 +328,10 @@ public struct LockScreen: Sendable, Equatable {
       failedAttempts = failures
       lockedOut = true
       notice = .accountPasswordRequired
+      return offersAccountPassword ? openPassword() : [.clearEntry]
+    case .passwordFirst(let why):
+      lockedOut = true
+      notice = .passwordFirst(why)
       return offersAccountPassword ? openPassword() : [.clearEntry]
     case .busy:
       // Not a wrong passcode: no shake, nothing counted.

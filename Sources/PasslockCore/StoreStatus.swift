@@ -18,10 +18,14 @@ public struct StoreStatus: Equatable, Sendable {
   public var user: String
   /// Why the external authenticator may not run now; empty when it may.
   public var externalRefusal: String
+  /// Set when the account password is required because "password first"
+  /// asks for it (then `accountPasswordRequired` is true too).
+  public var passwordFirst: PasswordFirst?
 
   public init(
     passcodeSet: Bool, length: Int, failedAttempts: Int, retryAfterSeconds: Int64,
-    accountPasswordRequired: Bool, store: Kind, directory: String, user: String, externalRefusal: String = ""
+    accountPasswordRequired: Bool, store: Kind, directory: String, user: String, externalRefusal: String = "",
+    passwordFirst: PasswordFirst? = nil
   ) {
     self.passcodeSet = passcodeSet
     self.length = length
@@ -32,6 +36,7 @@ public struct StoreStatus: Equatable, Sendable {
     self.directory = directory
     self.user = user
     self.externalRefusal = externalRefusal
+    self.passwordFirst = passwordFirst
   }
 
   // MARK: Transport in a result frame
@@ -42,6 +47,7 @@ public struct StoreStatus: Equatable, Sendable {
       "failed_attempts": String(failedAttempts), "retry_after_seconds": String(retryAfterSeconds),
       "account_password_required": accountPasswordRequired ? "1" : "0",
       "store": store.rawValue, "directory": directory, "user": user, "external_refusal": externalRefusal,
+      "password_first": passwordFirst?.field ?? "",
     ]
   }
 
@@ -57,7 +63,7 @@ public struct StoreStatus: Equatable, Sendable {
     self.init(
       passcodeSet: set == "1", length: length, failedAttempts: failed, retryAfterSeconds: retry,
       accountPasswordRequired: required == "1", store: store, directory: directory, user: user,
-      externalRefusal: externalRefusal)
+      externalRefusal: externalRefusal, passwordFirst: fields["password_first"].flatMap(PasswordFirst.init(field:)))
   }
 
   // MARK: Rendering
@@ -67,6 +73,7 @@ public struct StoreStatus: Equatable, Sendable {
     """
     {"passcode_set":\(passcodeSet),"length":\(length),"failed_attempts":\(failedAttempts),\
     "retry_after_seconds":\(retryAfterSeconds),"account_password_required":\(accountPasswordRequired),\
+    "password_first":\(passwordFirst.map { JSON.quoted($0.field) } ?? "null"),\
     "store":"\(store.rawValue)","store_directory":\(JSON.quoted(directory)),"user":\(JSON.quoted(user)),\
     "daemon":\(daemon ?? "null")}
     """
@@ -75,7 +82,9 @@ public struct StoreStatus: Equatable, Sendable {
   public func text() -> String {
     var out = "Passcode: " + (passcodeSet ? "set (\(length) digits)" : "not set") + "\n"
     out += "Failed attempts: \(failedAttempts)\n"
-    if accountPasswordRequired {
+    if let passwordFirst {
+      out += "Password first: \(passwordFirst.sentence) ('passlock reset' uses it)\n"
+    } else if accountPasswordRequired {
       out += "Locked out: the account password is required ('passlock reset')\n"
     } else if retryAfterSeconds > 0 {
       out += "Next try allowed in: \(TimeText.clock(retryAfterSeconds))\n"

@@ -43,6 +43,11 @@ public struct Texts: Sendable, Equatable {
     case .refused(let reason): return reason
     case .accountPasswordRequired:
       return ja ? "試行回数が多すぎます。アカウントのパスワードが必要です" : "Too many attempts: the account password is required"
+    case .passwordFirst(.afterRestart):
+      return ja ? "再起動後は一度アカウントのパスワードを入力してください" : "Enter your password once after a restart"
+    case .passwordFirst(.afterHours(let hours)):
+      return ja
+        ? "\(hours)時間ごとに一度アカウントのパスワードが必要です" : "Enter your password: the passcode needs it every \(hours) hours"
     case .accountPasswordRejected(let message):
       return (ja ? "パスワードが違います" : "Password not accepted") + (message.isEmpty ? "" : " (\(message))")
     case .storeBusy: return storeBusy

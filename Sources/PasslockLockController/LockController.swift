@@ -412,6 +412,7 @@ public final class LockController {
       return .wrong(failures: failures, retryAfterSeconds: retry, lockedOut: required)
     case .delayed(let retry): return .wait(seconds: retry, failures: screen.failedAttempts)
     case .accountPasswordRequired: return .lockedOut(failures: max(screen.failedAttempts, AttemptPolicy.lockoutFailures))
+    case .passwordFirst(let why): return .passwordFirst(why)
     case .failed(.storeBusy, _): return .busy
     case .failed(.storeUnwritable, _):
       return .unrecorded(result.fields[UnwritableStore.field].flatMap(UnwritableStore.init(rawValue:)) ?? .full)

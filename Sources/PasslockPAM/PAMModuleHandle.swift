@@ -45,14 +45,44 @@ public struct PAMModuleHandle {
     return PAM_SUCCESS
   }
 
-  /// Shows an error message through the host's conversation (pam_error is variadic).
-  public func tell(_ text: String) {
+  /// Keeps a copy of `secret` in the handle under `name` (pam_set_data)
+  /// for a later call of this module; PAM wipes and frees it at pam_end
+  /// (or when it is replaced).
+  public func keep(_ secret: borrowing Secret, as name: String) {
+    let count = secret.count
+    guard let copy = calloc(count + 1, 1) else { return }
+    secret.withBytes { bytes in
+      if let base = bytes.baseAddress { memcpy(copy, base, count) }
+    }
+    if pam_set_data(handle, name, copy, wipeKeptSecret) != PAM_SUCCESS {
+      explicit_bzero(copy, count)
+      free(copy)
+    }
+  }
+
+  /// What `keep` kept under `name`; false when nothing is.
+  public func kept(_ name: String, into secret: inout Secret) -> Bool {
+    var data: UnsafeRawPointer?
+    guard pam_get_data(handle, name, &data) == PAM_SUCCESS, let data else { return false }
+    secret.clear()
+    var p = data.assumingMemoryBound(to: UInt8.self)
+    while p.pointee != 0 {
+      guard secret.append(p.pointee) else { return false }
+      p += 1
+    }
+    return secret.count > 0
+  }
+
+  public enum MessageStyle { case error, info }
+
+  /// Shows a message through the host's conversation (pam_error and pam_info are variadic).
+  public func tell(_ text: String, style: MessageStyle = .error) {
     var conversation: UnsafeRawPointer?
     guard pam_get_item(handle, PAM_CONV, &conversation) == PAM_SUCCESS,
       let conv = conversation?.assumingMemoryBound(to: pam_conv.self).pointee.conv
     else { return }
     text.withCString { cText in
-      var message = pam_message(msg_style: PAM_ERROR_MSG, msg: cText)
+      var message = pam_message(msg_style: style == .error ? PAM_ERROR_MSG : PAM_TEXT_INFO, msg: cText)
       withUnsafePointer(to: &message) { messagePointer in
         var messages: UnsafePointer<pam_message>? = messagePointer
         var response: UnsafeMutablePointer<pam_response>?
@@ -83,4 +113,12 @@ public enum PAMCode {
   public static var serviceError: Int32 { PAM_SERVICE_ERR }
   public static var ignore: Int32 { PAM_IGNORE }
   public static var userUnknown: Int32 { PAM_USER_UNKNOWN }
+  public static var deleteCredentials: Int32 { Int32(PAM_DELETE_CRED) }
+}
+
+/// pam_set_data's cleanup for `keep`: the copy is wiped before it is freed.
+private let wipeKeptSecret: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Void = { _, data, _ in
+  guard let data else { return }
+  explicit_bzero(data, strlen(data.assumingMemoryBound(to: CChar.self)))
+  free(data)
 }

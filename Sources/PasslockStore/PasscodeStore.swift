@@ -83,11 +83,17 @@ public struct PasscodeStore: ~Copyable {
 
   var clearIsPending: Bool { (try? directory.read(Self.pendingClearFile)) != nil }
 
-  public func status(now: Int64, user: String) throws(StoreFileError) -> StoreStatus {
+  /// `passwordFirst`: the root-held policy; when it asks for the account
+  /// password, the status says so (and why) as a lockout would.
+  public func status(now: Int64, user: String, passwordFirst policy: PasswordFirstPolicy = .off) throws(StoreFileError)
+    -> StoreStatus
+  {
     let record = try passcode()
     var failures = 0
     var wait: Int64 = 0
     var lockedOut = false
+    var passwordFirst: PasswordFirst?
+    let boot = policy.afterBoot ? BootID.current() : ""
     switch attempts() {
     case .unusable: lockedOut = true
     case .record(let attempts):
@@ -97,12 +103,15 @@ public struct PasscodeStore: ~Copyable {
       case .wait(let seconds): wait = seconds
       case .accountPasswordRequired: lockedOut = true
       }
+      passwordFirst = attempts.passwordFirst(policy, now: now, boot: boot)
     }
+    let required = (lockedOut || passwordFirst != nil) && record != nil
     return StoreStatus(
       passcodeSet: record != nil, length: record?.length ?? 0, failedAttempts: failures,
-      retryAfterSeconds: wait, accountPasswordRequired: lockedOut && record != nil,
+      retryAfterSeconds: wait, accountPasswordRequired: required,
       store: location.kind, directory: location.directory, user: user,
-      externalRefusal: record == nil ? "no passcode is set" : externalRefusal(now: now) ?? "")
+      externalRefusal: record == nil ? "no passcode is set" : externalRefusal(now: now, passwordFirst: policy) ?? "",
+      passwordFirst: record == nil ? nil : passwordFirst)
   }
 
   // MARK: Verifying
@@ -114,7 +123,12 @@ public struct PasscodeStore: ~Copyable {
   /// read-modify-write of the counter happens under the store's lock, and the
   /// lock is never held while hashing (a stopped process must not block the
   /// owner's lock screen for longer than one file write).
-  public func verify(_ candidate: borrowing Secret, now: Int64, boot: String? = nil) throws(StoreError) -> VerifyOutcome {
+  ///
+  /// Under the `passwordFirst` policy, while it asks for the account password,
+  /// nothing is checked or counted.
+  public func verify(
+    _ candidate: borrowing Secret, now: Int64, boot: String? = nil, passwordFirst policy: PasswordFirstPolicy = .off
+  ) throws(StoreError) -> VerifyOutcome {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .failed(.noPasscode, message: nil) }
     let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
       let previous: AttemptRecord
@@ -122,6 +136,8 @@ public struct PasscodeStore: ~Copyable {
       case .unusable(let reason): return .failure(.accountPasswordRequired(reason))
       case .record(let attempts): previous = attempts
       }
+      let bootNow = policy.afterBoot ? boot ?? BootID.current() : ""
+      if let why = previous.passwordFirst(policy, now: now, boot: bootNow) { return .failure(.passwordFirst(why)) }
       switch previous.gate(now: now) {
       case .open: break
       case .wait(let seconds): return .failure(.wait(seconds))
@@ -135,6 +151,7 @@ public struct PasscodeStore: ~Copyable {
     switch counted {
     case .failure(.wait(let seconds)): return .delayed(retryAfterSeconds: seconds)
     case .failure(.accountPasswordRequired(let reason)): return .accountPasswordRequired(reason: reason)
+    case .failure(.passwordFirst(let why)): return .passwordFirst(why)
     case .success(let record): lastWrong = record.lastWrongHash
     }
 
@@ -148,7 +165,7 @@ public struct PasscodeStore: ~Copyable {
         // The boot id matters only on success: read it then, not on every
         // try. A success the store cannot record (the disk filled since the
         // count) is still one: the count keeps this attempt, never fewer.
-        do throws(StoreError) { try write(.succeeded(now: now, boot: boot ?? BootID.current())) } catch {
+        do throws(StoreError) { try write(current.succeeded(now: now, boot: boot ?? BootID.current())) } catch {
           guard error.unwritable != nil else { throw error }
         }
         return .accepted
@@ -171,6 +188,7 @@ public struct PasscodeStore: ~Copyable {
   enum Refusal: Error {
     case wait(Int64)
     case accountPasswordRequired(String?)
+    case passwordFirst(PasswordFirst)
   }
 
   /// Runs `body` holding the store's lock (flock on its directory, waited
@@ -193,8 +211,10 @@ public struct PasscodeStore: ~Copyable {
 
   // MARK: Changing
 
-  /// Stores a new passcode (already checked against the policy) and clears the counter.
-  public func setPasscode(_ passcode: borrowing Secret) throws(StoreError) {
+  /// Stores a new passcode (already checked against the policy) and clears
+  /// the counter. The account password's last use stays, or is now when it
+  /// was just used (`accountPasswordUsed`) to allow this.
+  public func setPasscode(_ passcode: borrowing Secret, accountPasswordUsed: Bool = false) throws(StoreError) {
     let hash: String
     do throws(HashError) {
       if let hashCost {
@@ -206,7 +226,12 @@ public struct PasscodeStore: ~Copyable {
     let record = PasscodeRecord(length: passcode.count, hash: hash)
     try exclusively { () throws(StoreError) in
       try wrap { () throws(StoreFileError) in try directory.replace(Self.passcodeFile, with: record.serialized()) }
-      try write(.succeeded(now: wallClockSeconds(), boot: BootID.current()))
+      var previous = AttemptRecord.cleared
+      if case .record(let stored) = storedAttempts() { previous = stored }
+      let now = wallClockSeconds()
+      let boot = BootID.current()
+      if accountPasswordUsed { previous = previous.afterAccountPassword(now: now, boot: boot) }
+      try write(previous.succeeded(now: now, boot: boot))
     }
   }
 
@@ -225,17 +250,25 @@ public struct PasscodeStore: ~Copyable {
     return false
   }
 
-  /// After the account password: the counter starts again from zero. When
-  /// the store is busy (ClearingAttempts.deferred) the clear is recorded in a
-  /// file of its own, written without the lock (an atomic rename), counted by
-  /// every reader from then on and carried out by the next holder of the
-  /// lock: the password that was accepted still opens the lock screen.
+  /// After the account password: the counter starts again from zero, and
+  /// when it was the password itself (`passwordUsed`: not a finger or the
+  /// passcode through the same PAM stack) its use is recorded (password
+  /// first). When the store is busy
+  /// (ClearingAttempts.deferred) the clear is recorded in a file of its own,
+  /// written without the lock (an atomic rename), counted by every reader
+  /// from then on and carried out by the next holder of the lock: the
+  /// password that was accepted still opens the lock screen. That deferred
+  /// clear does not record the password's use (it may be carried out in a
+  /// later boot): password first then asks for it once more.
   @discardableResult
-  public func clearAttempts() throws(StoreError) -> ClearingAttempts {
+  public func clearAttempts(
+    passwordUsed: Bool = true, now: Int64 = wallClockSeconds(), boot: String = BootID.current()
+  ) throws(StoreError) -> ClearingAttempts {
     do {
       try exclusively { () throws(StoreError) in
-        guard case .record(let record) = storedAttempts() else { return try write(.cleared) }
-        try write(record.clearingFailures())
+        var record = AttemptRecord.cleared
+        if case .record(let stored) = storedAttempts() { record = stored }
+        try write(passwordUsed ? record.afterAccountPassword(now: now, boot: boot) : record.clearingFailures())
       }
       return .cleared
     } catch .file(.busy) {
@@ -253,10 +286,26 @@ public struct PasscodeStore: ~Copyable {
   }
 
   /// The external authenticator's verdict on this store: nil when it may run.
-  public func externalRefusal(now: Int64, boot: String = BootID.current()) -> String? {
+  public func externalRefusal(
+    now: Int64, boot: String = BootID.current(), passwordFirst policy: PasswordFirstPolicy = .off
+  ) -> String? {
     switch attempts() {
     case .unusable(let reason): return reason
-    case .record(let record): return record.externalRefusal(now: now, boot: boot)
+    case .record(let record):
+      if record.passwordFirst(policy, now: now, boot: boot) != nil { return "the account password is needed first" }
+      return record.externalRefusal(now: now, boot: boot)
+    }
+  }
+
+  /// The account password was used elsewhere (a root PAM host's login,
+  /// checked against the shadow entry there): recorded for password first;
+  /// the passcode's counter is left as it is.
+  public func recordAccountPassword(now: Int64 = wallClockSeconds(), boot: String = BootID.current()) throws(StoreError) {
+    try exclusively { () throws(StoreError) in
+      guard case .record(var record) = storedAttempts() else { return }
+      record.lastPassword = now
+      record.lastPasswordBoot = boot
+      try write(record)
     }
   }
 

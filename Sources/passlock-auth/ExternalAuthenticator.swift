@@ -25,7 +25,7 @@ enum ExternalAuthenticator {
   }
 
   static func run(mode: Mode, channel: FrameChannel, store: borrowing PasscodeStore) throws(StoreError) -> AuthResult {
-    if let refusal = store.externalRefusal(now: wallClockSeconds()) {
+    if let refusal = store.externalRefusal(now: wallClockSeconds(), passwordFirst: mode.passwordFirst) {
       return AuthResult(.externalDisabled, message: refusal)
     }
     try store.countExternalFailure()
@@ -46,7 +46,7 @@ enum ExternalAuthenticator {
       var refusal: String?
       do {
         if let store = try PasscodeStore(location, create: false) {
-          refusal = store.externalRefusal(now: wallClockSeconds())
+          refusal = store.externalRefusal(now: wallClockSeconds(), passwordFirst: mode.passwordFirst)
           if refusal == nil { try store.countExternalFailure() }
         } else {
           refusal = "the passcode store is gone"

@@ -13,14 +13,16 @@ struct Gatekeeper {
       switch request.operation {
       case .status:
         guard let store = try open(create: false) else { return AuthResult(.ok, try emptyStatus().fields) }
-        var status = try wrap { () throws(StoreFileError) in try store.status(now: wallClockSeconds(), user: mode.user.name) }
+        var status = try wrap { () throws(StoreFileError) in
+          try store.status(now: wallClockSeconds(), user: mode.user.name, passwordFirst: mode.passwordFirst)
+        }
         if status.externalRefusal.isEmpty && !externalServiceExists() {
           status.externalRefusal = "no \(ExternalAuthenticator.service) PAM service"
         }
         return AuthResult(.ok, status.fields)
       case .verify:
         guard let store = try open(create: false) else { return AuthResult(.noPasscode) }
-        return try store.verify(request.first, now: wallClockSeconds()).result
+        return try store.verify(request.first, now: wallClockSeconds(), passwordFirst: mode.passwordFirst).result
       case .set:
         return try set(request)
       case .change, .remove:
@@ -35,10 +37,15 @@ struct Gatekeeper {
         // unlocking. The counter starts again where the store can say so
         // (a busy one once it is free: clearAttempts); elsewhere it keeps
         // what it counted, never less.
-        if let failure = accountPassword() { return failure }
+        let accepted: AccountPassword.Accepted
+        switch accountPassword() {
+        case .success(let outcome): accepted = outcome
+        case .failure(let refusal): return refusal.result
+        }
         do {
           guard let store = try open(create: false), try passcodeExists(store) else { return AuthResult(.ok) }
-          return AuthResult(.ok, try store.clearAttempts() == .deferred ? ["counter_cleared": "later"] : [:])
+          let clearing = try store.clearAttempts(passwordUsed: accepted.passwordUsed)
+          return AuthResult(.ok, clearing == .deferred ? ["counter_cleared": "later"] : [:])
         } catch {
           return AuthResult(.ok, ["counter_cleared": "no", "message": error.description])
         }
@@ -68,8 +75,14 @@ struct Gatekeeper {
     if let refusal = policyRefusal(request.first, request.flags) { return refusal }
     guard let store = try open(create: true) else { return AuthResult(.storeError, message: "no store") }
     if try passcodeExists(store) { return AuthResult(.alreadySet) }
-    if mode.setNeedsAccountPassword, let failure = accountPassword() { return failure }
-    try store.setPasscode(request.first)
+    var passwordUsed = false
+    if mode.setNeedsAccountPassword {
+      switch accountPassword() {
+      case .success(let accepted): passwordUsed = accepted.passwordUsed
+      case .failure(let refusal): return refusal.result
+      }
+    }
+    try store.setPasscode(request.first, accountPasswordUsed: passwordUsed)
     return AuthResult(.ok)
   }
 
@@ -83,14 +96,22 @@ struct Gatekeeper {
       let refusal = hasCurrent ? policyRefusal(request.second, request.flags) : policyRefusal(request.first, request.flags)
       if let refusal { return refusal }
     }
+    var passwordUsed = false
     if hasCurrent {
-      let verdict = try store.verify(request.first, now: wallClockSeconds())
+      let verdict = try store.verify(request.first, now: wallClockSeconds(), passwordFirst: mode.passwordFirst)
       guard verdict == .accepted else { return verdict.result }
-    } else if let failure = accountPassword() {
-      return failure
+    } else {
+      switch accountPassword() {
+      case .success(let accepted): passwordUsed = accepted.passwordUsed
+      case .failure(let refusal): return refusal.result
+      }
     }
     if isChange {
-      if hasCurrent { try store.setPasscode(request.second) } else { try store.setPasscode(request.first) }
+      if hasCurrent {
+        try store.setPasscode(request.second)
+      } else {
+        try store.setPasscode(request.first, accountPasswordUsed: passwordUsed)
+      }
     } else {
       try store.removePasscode()
     }
@@ -108,12 +129,15 @@ struct Gatekeeper {
     return violation.map { AuthResult(.rejected, message: $0.description) }
   }
 
-  /// nil when PAM accepted the account password, else the result to return.
-  private func accountPassword() -> AuthResult? {
-    switch AccountPassword.check(mode: mode, channel: channel) {
-    case .success: return nil
-    case .failure(let error): return AuthResult(.accountPasswordFailed, message: error.description)
+  /// PAM's verdict on the account password; refused, the result to return.
+  private func accountPassword() -> Result<AccountPassword.Accepted, Refused> {
+    AccountPassword.check(mode: mode, channel: channel).mapError {
+      Refused(result: AuthResult(.accountPasswordFailed, message: $0.description))
     }
+  }
+
+  struct Refused: Error {
+    let result: AuthResult
   }
 
   private func open(create: Bool) throws(StoreError) -> PasscodeStore? {

@@ -13,6 +13,8 @@ struct Mode {
   var hashCost: Int?
   /// pam_start_confdir directory; nil uses /etc/pam.d.
   var pamConfigDirectory: String?
+  /// "Password first, passcode after" (the root-held configuration's).
+  var passwordFirst = PasswordFirstPolicy.off
   /// Setting a passcode asks for the account password only where that protects something.
   var setNeedsAccountPassword: Bool { location.kind == .system }
 
@@ -31,11 +33,19 @@ struct Mode {
     let home = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user.home
     let stateHome = environment("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/state"
     let directory = environment("PASSLOCK_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? stateHome + "/passlock"
+    // Not a boundary here (the store is the user's own): the policy comes
+    // from the system file as it is, so that it can be tried without root.
+    let systemFile = (environment("PASSLOCK_SYSTEM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/passlock") + "/passlock.conf"
+    let config: Config
+    do throws(RootConfigError) { config = try RootConfig.load(systemFile, checkingOwner: false) } catch {
+      throw .setup(error.description)
+    }
     return Mode(
       user: user, location: StoreLocation(kind: .user, directory: directory, owner: getuid()),
       hashCost: environment("PASSLOCK_HASH_COST").flatMap { Int($0) }
         .flatMap { PasscodeHasher.costs.contains($0) ? $0 : nil },
-      pamConfigDirectory: environment("PASSLOCK_PAM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 })
+      pamConfigDirectory: environment("PASSLOCK_PAM_CONFIG_DIR").flatMap { $0.isEmpty ? nil : $0 },
+      passwordFirst: PasswordFirstPolicy(config))
   }
 
   /// True when running with root's power over the store: setuid, or an
@@ -64,68 +74,15 @@ struct Mode {
     clearenv()
     setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
     umask(0o077)
-    let config = try RootConfig.load()
+    let config: Config
+    do throws(RootConfigError) { config = try RootConfig.load(RootConfig.path(besides: Executable.path)) } catch {
+      throw .setup(error.description)
+    }
     let base = config["Store.SystemDirectory"]
     let pamDirectory = config["Authentication.PAMConfigDirectory"]
     return Mode(
       user: user, location: StoreLocation(kind: .system, directory: base + "/" + user.name, owner: 0),
-      hashCost: nil, pamConfigDirectory: pamDirectory.isEmpty ? nil : pamDirectory)
-  }
-}
-
-/// The configuration a privileged gatekeeper may read: one file, owned by root
-/// and reachable only through root-owned directories nobody else can write.
-///
-/// It lives in the `etc` beside the binary's prefix (`/usr/bin` → `/etc`,
-/// `/usr/local/bin` → `/usr/local/etc`, `/opt/x/bin` → `/opt/x/etc`), the
-/// autotools convention, so a staged install carries its own configuration.
-enum RootConfig {
-  static func path() -> String {
-    var prefix = parent(parent(Executable.path ?? "/usr/bin/x"))
-    if prefix == "/usr" || prefix == "/" { prefix = "" }
-    return prefix + "/etc/passlock/passlock.conf"
-  }
-
-  static func parent(_ path: String) -> String { Executable.directory(of: path) }
-
-  static func load() throws(GatekeeperError) -> Config {
-    var config = Config()
-    let file = path()
-    var st = stat()
-    guard lstat(file, &st) == 0 else {
-      if errno == ENOENT { return config }
-      throw .setup(SystemError("stat", path: file).description)
-    }
-    try checkRootOwned(file, st, isDirectory: false)
-    var directory = parent(file)
-    while true {
-      guard lstat(directory, &st) == 0 else { throw .setup(SystemError("stat", path: directory).description) }
-      try checkRootOwned(directory, st, isDirectory: true)
-      if directory == "/" { break }
-      directory = parent(directory)
-    }
-    do {
-      let fd = try FileDescriptor.open(file, O_RDONLY | O_NOFOLLOW)
-      defer { fd.close() }
-      try config.merge(String(decoding: try fd.readAll(), as: UTF8.self), file: file)
-    } catch let error as ConfigError {
-      throw .setup(error.description)
-    } catch {
-      throw .setup("\(error)")
-    }
-    return config
-  }
-
-  static func checkRootOwned(_ path: String, _ st: stat, isDirectory: Bool) throws(GatekeeperError) {
-    let type = st.st_mode & S_IFMT
-    guard type == (isDirectory ? S_IFDIR : S_IFREG) else {
-      throw .setup("refusing \(path): not a \(isDirectory ? "directory" : "regular file")")
-    }
-    // A sticky world-writable directory (/tmp) is safe for root-owned entries.
-    let writableByOthers = st.st_mode & 0o022 != 0 && !(isDirectory && st.st_mode & S_ISVTX != 0)
-    guard st.st_uid == 0, !writableByOthers else {
-      throw .setup("refusing \(path): it must be owned by root and writable only by root ('chown root \(path); chmod go-w \(path)')")
-    }
+      hashCost: nil, pamConfigDirectory: pamDirectory.isEmpty ? nil : pamDirectory, passwordFirst: PasswordFirstPolicy(config))
   }
 }
 

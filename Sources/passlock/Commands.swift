@@ -58,7 +58,7 @@ struct Commands {
     if useCurrent {
       try readOrFail("Current passcode: ", &current)
     } else if !forgot {
-      input.say(Self.passwordInstead)
+      input.say(Self.passwordInstead(status))
     }
     try chooseNew(&new, allowSimple: allowSimple)
     let flags: AuthProtocol.Flags = allowSimple ? .allowSimple : []
@@ -71,7 +71,7 @@ struct Commands {
     guard status.passcodeSet else { throw .noPasscode }
     var current = Secret()
     if status.accountPasswordRequired || forgot {
-      if !forgot { input.say(Self.passwordInstead) }
+      if !forgot { input.say(Self.passwordInstead(status)) }
       return try outcome(try run(.remove), success: "Passcode removed.")
     }
     if usesKeypad { return try removeWithKeypad(status) }
@@ -85,8 +85,12 @@ struct Commands {
 
   // MARK: Steps
 
-  /// After a lockout, change and remove ask for the account password instead.
-  static let passwordInstead = "Too many failed attempts: the account password replaces the current passcode.\n"
+  /// After a lockout (or while password first asks for it), change and
+  /// remove ask for the account password instead.
+  static func passwordInstead(_ status: StoreStatus) -> String {
+    if let why = status.passwordFirst { return why.sentence + " It replaces the current passcode here.\n" }
+    return "Too many failed attempts: the account password replaces the current passcode.\n"
+  }
 
   /// The create flow of the originals: enter, confirm; a mismatch says so and
   /// starts again. Interactive entry also starts again after a policy refusal.
@@ -188,6 +192,7 @@ struct Commands {
       return 1
     case .delayed(let retry): throw .delayed(retryAfterSeconds: retry)
     case .accountPasswordRequired(let reason): throw .accountPasswordRequired(reason: reason)
+    case .passwordFirst(let why): throw .passwordFirst(why)
     case .failed(let code, let message): throw CommandFailure(code, message: message)
     }
   }

@@ -86,7 +86,7 @@ import Testing
     #expect(
       json.stdout == """
         {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-        "store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)","daemon":null}
+        "password_first":null,"store":"user","store_directory":"\(h.stateDirectory)","user":"\(Harness.userName)","daemon":null}
 
         """)
     #expect(

@@ -215,7 +215,7 @@ extension FingerprintEndToEndTests {
   var stack: String {
     let module = Harness.binDirectory + "/libpam_passlock.so"
     return "auth sufficient pam_fprintd.so max-tries=1 timeout=2\n"
-      + "auth sufficient \(module) store_dir=\(h.root)/store\n"
+      + "auth sufficient \(module) store_dir=\(h.root)/store helper=\(Harness.binDirectory)/passlock-auth\n"
       + "auth required pam_deny.so\naccount required pam_permit.so\n"
   }
 

@@ -206,6 +206,32 @@ struct AccountPasswordEndToEndTests {
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works again")
   }
 
+  /// Password first ([Authentication] PasswordAfterBoot): a passcode set
+  /// without the account password leaves it unused in this boot, so the
+  /// passcode is refused (nothing counted) and the lock screen opens the
+  /// password field saying why; once the password was used, the passcode works.
+  @Test func passwordFirstAsksForThePasswordOnceThenThePasscodeWorks() throws {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    let system = h.root + "/etc-passlock"
+    try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
+    try "[Authentication]\nPasswordAfterBoot=yes\n".write(toFile: system + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system
+    let refused = h.passlock("verify", "--stdin", input: "2580\n")
+    #expect(refused.status == 77 && refused.stderr.contains("Enter your password once after a restart"), "\(refused)")
+    let status = h.passlock("status", "--json").stdout
+    #expect(status.contains("\"failed_attempts\":0,") && status.contains("\"password_first\":\"restart\""), "\(status)")
+    let t = Tmux(h)
+    t.type("passlock lock; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter your password once after a restart"))
+    #expect(t.waitFor("Password: ____"), "the field opens by itself")
+    t.type("hunter2")
+    t.keys("Enter")
+    #expect(t.waitFor("rc=0"))
+    #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works from now on")
+  }
+
   // MARK: The first frame from the cached status (StatusCache)
 
   /// In a login session (XDG_RUNTIME_DIR is where the lock screen keeps its

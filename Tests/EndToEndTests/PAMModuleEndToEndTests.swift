@@ -124,6 +124,35 @@ final class PAMModuleEndToEndTests {
     #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "nothing counted")
   }
 
+  /// Password first: a passcode set without the account password leaves it
+  /// unused, so the module says why (an info message), asks for the
+  /// password instead of the passcode (kept for setcred) and steps aside; the next module asks for the password; nothing is
+  /// counted. Root hosts read the policy from the root-owned file beside
+  /// `helper=`, user hosts through the gatekeeper (here not setuid: from
+  /// PASSLOCK_SYSTEM_CONFIG_DIR), so both point at one file.
+  @Test func passwordFirstStepsAsideSayingWhy() throws {
+    let prefix = h.root + "/usr"
+    try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: prefix + "/etc/passlock", withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: prefix + "/bin/passlock-auth", withDestinationPath: Harness.binDirectory + "/passlock-auth")
+    try "[Authentication]\nPasswordAfterBoot=yes\n".write(toFile: prefix + "/etc/passlock/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = prefix + "/etc/passlock"
+    service(
+      "passcode-test", "auth sufficient \(module) store_dir=\(storeDirectory) helper=\(prefix)/bin/passlock-auth\n" + matrixLines)
+    setPasscode()
+    let refused = pamtester("passcode-test", input: "2580\n")
+    let output = refused.stdout + refused.stderr
+    #expect(refused.status != 0, "the passcode went to the password's module: \(output)")
+    #expect(output.contains("Enter your password once after a restart"), "\(output)")
+    #expect(!output.contains("Passcode:"), "no passcode prompt")
+    // Asked here (pam_unix would take it with try_first_pass; pam_matrix asks again).
+    let password = pamtester("passcode-test", input: "hunter2\nhunter2\n")
+    #expect(password.status == 0, "\(password.stderr)")
+    #expect((password.stdout + password.stderr).contains("Password: "), "\(password.stderr)")
+    #expect(h.passlock("status", "--json").stdout.contains("\"failed_attempts\":0,"), "nothing counted")
+  }
+
   @Test func garbageArgumentsAreAServiceError() {
     service("passcode-test", passlockLine("required", "frobnicate=3"))
     setPasscode()

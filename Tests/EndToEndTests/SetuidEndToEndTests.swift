@@ -85,7 +85,7 @@ final class SetuidEndToEndTests {
     #expect(
       status.stdout == """
         {"passcode_set":false,"length":0,"failed_attempts":0,"retry_after_seconds":0,"account_password_required":false,\
-        "store":"system","store_directory":"\(storeDirectory)","user":"\(user)","daemon":null}
+        "password_first":null,"store":"system","store_directory":"\(storeDirectory)","user":"\(user)","daemon":null}
 
         """, "\(status.stderr)")
 

@@ -44,19 +44,26 @@ import Testing
   @Test func roundTripsThroughItsFile() throws {
     let record = AttemptRecord(
       failures: 7, retryAfter: 1_764_000_000, lastWrongHash: "$y$j9T$salt$hash", lastSuccess: 1_763_990_000,
-      lastSuccessBoot: "0d3c1a4e-5b6f", externalFailures: 2)
+      lastSuccessBoot: "0d3c1a4e-5b6f", externalFailures: 2, lastPassword: 1_763_980_000, lastPasswordBoot: "77ab-01")
     #expect(
       record.serialized() == """
-        passlock-attempts 2
+        passlock-attempts 3
         failures=7
         retry_after=1764000000
         last_wrong=$y$j9T$salt$hash
         last_success=1763990000
         last_success_boot=0d3c1a4e-5b6f
         external_failures=2
+        last_password=1763980000
+        last_password_boot=77ab-01
 
         """)
     #expect(try AttemptRecord.parse(record.serialized()) == record)
+    // Version 2 files, from before password first: the password never used.
+    #expect(
+      try AttemptRecord.parse(
+        "passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=5\nlast_success_boot=ab\nexternal_failures=0\n")
+        == AttemptRecord(failures: 1, lastSuccess: 5, lastSuccessBoot: "ab"))
     // Version 1 files, from before the external authenticator, still read.
     #expect(
       try AttemptRecord.parse("passlock-attempts 1\nfailures=3\nretry_after=9\nlast_wrong=\n")
@@ -66,7 +73,17 @@ import Testing
   static let corrupt: [(String, String)] = [
     ("", "the file is truncated"),
     ("passlock-attempts 1\nfailures=3\nretry_after=0\nlast_wrong=", "the file is truncated"),
-    ("garbage\n", "the first line is not 'passlock-attempts 2'"),
+    ("garbage\n", "the first line is not 'passlock-attempts 3'"),
+    (
+      "passlock-attempts 3\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=\nexternal_failures=0\n"
+        + "last_password=-5\nlast_password_boot=\n",
+      "last_password is not a time"
+    ),
+    (
+      "passlock-attempts 3\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=\nexternal_failures=0\n"
+        + "last_password=5\nlast_password_boot=a/b\n",
+      "last_password_boot is not a boot id"
+    ),
     (
       "passlock-attempts 2\nfailures=1\nretry_after=0\nlast_wrong=\nlast_success=0\nlast_success_boot=../x\nexternal_failures=0\n",
       "last_success_boot is not a boot id"
@@ -106,32 +123,42 @@ import Testing
   static let boot = "0d3c1a4e-5b6f-4a70-9d81-2e3f4a5b6c7d"
 
   @Test func offeredAfterAPasscodeSuccessInThisBoot() {
-    #expect(AttemptRecord.succeeded(now: 1000, boot: Self.boot).externalRefusal(now: 2000, boot: Self.boot) == nil)
-    var lockedOut = AttemptRecord.succeeded(now: 1000, boot: Self.boot)
+    #expect(AttemptRecord.cleared.succeeded(now: 1000, boot: Self.boot).externalRefusal(now: 2000, boot: Self.boot) == nil)
+    var lockedOut = AttemptRecord.cleared.succeeded(now: 1000, boot: Self.boot)
     lockedOut.failures = 10
     #expect(lockedOut.externalRefusal(now: 2000, boot: Self.boot) == "the account password is required")
   }
 
   @Test func notAfterBootUntilOnePasscodeSuccess() {
     #expect(AttemptRecord().externalRefusal(now: 10, boot: Self.boot) == "the passcode is needed once after boot")
-    let earlierBoot = AttemptRecord.succeeded(now: 1000, boot: "another-boot")
+    let earlierBoot = AttemptRecord.cleared.succeeded(now: 1000, boot: "another-boot")
     #expect(earlierBoot.externalRefusal(now: 2000, boot: Self.boot) == "the passcode is needed once after boot")
   }
 
   @Test func notWhenTheLastPasscodeSuccessIsOver48HoursOld() {
-    let record = AttemptRecord.succeeded(now: 1000, boot: Self.boot)
+    let record = AttemptRecord.cleared.succeeded(now: 1000, boot: Self.boot)
     #expect(record.externalRefusal(now: 1000 + 48 * 3600, boot: Self.boot) == nil)
     #expect(record.externalRefusal(now: 1001 + 48 * 3600, boot: Self.boot) == "the passcode is needed every 48 hours")
   }
 
   @Test func fiveFailuresDisableItUntilThePasscodeSucceeds() {
-    var record = AttemptRecord.succeeded(now: 1, boot: Self.boot)
+    var record = AttemptRecord.cleared.succeeded(now: 1, boot: Self.boot)
     record.externalFailures = 4
     #expect(record.externalRefusal(now: 1, boot: Self.boot) == nil)
     record.externalFailures = 5
     #expect(record.externalRefusal(now: 1, boot: Self.boot) == "too many failures; enter the passcode")
-    #expect(AttemptRecord.succeeded(now: 2, boot: Self.boot).externalFailures == 0)
+    #expect(AttemptRecord.cleared.succeeded(now: 2, boot: Self.boot).externalFailures == 0)
     // The account password clears passcode failures, not the external count.
     #expect(record.clearingFailures().externalFailures == 5)
+  }
+
+  // MARK: Password first
+
+  @Test func aPasscodeSuccessKeepsTheAccountPasswordsLastUse() {
+    let used = AttemptRecord.cleared.afterAccountPassword(now: 100, boot: "b1")
+    let after = AttemptRecord(failures: 3, lastWrongHash: "$y$x").afterAccountPassword(now: 200, boot: "b2")
+    #expect(after.failures == 0 && after.lastWrongHash.isEmpty && after.lastPassword == 200 && after.lastPasswordBoot == "b2")
+    let success = used.succeeded(now: 300, boot: "b1")
+    #expect(success.lastPassword == 100 && success.lastPasswordBoot == "b1" && success.lastSuccess == 300)
   }
 }

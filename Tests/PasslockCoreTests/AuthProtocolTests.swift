@@ -75,7 +75,7 @@ import Testing
     #expect(
       status.json() == """
         {"passcode_set":true,"length":6,"failed_attempts":5,"retry_after_seconds":59,"account_password_required":false,\
-        "store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice",\
+        "password_first":null,"store":"user","store_directory":"/home/a \\"b\\"/.local/state/passlock","user":"alice",\
         "daemon":null}
         """)
     #expect(

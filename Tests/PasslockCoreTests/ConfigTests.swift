@@ -19,6 +19,8 @@ import Testing
 
         [Authentication]
         PAMConfigDirectory=
+        PasswordAfterBoot=no
+        PasswordEveryHours=0
 
         [Appearance]
         Language=ja

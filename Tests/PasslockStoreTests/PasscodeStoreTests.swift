@@ -49,7 +49,7 @@ import Testing
     for code in ["1111", "2222", "3333"] { _ = try store.verify(secret(code), now: 0) }
     #expect(try store.verify(secret("2580"), now: 0) == .accepted)
     #expect(try store.status(now: 0, user: "test").failedAttempts == 0)
-    #expect(fixture.read("attempts") == AttemptRecord.succeeded(now: 0, boot: BootID.current()).serialized())
+    #expect(fixture.read("attempts") == AttemptRecord.cleared.succeeded(now: 0, boot: BootID.current()).serialized())
   }
 
   @Test func delaysEscalateAndLockOutAfterTheTenth() throws {
@@ -183,5 +183,56 @@ import Testing
   @Test func missingStoreMeansNoPasscode() throws {
     let fixture = StoreFixture()
     #expect(try PasscodeStore(fixture.location, create: false) == nil)
+  }
+
+  // MARK: Password first
+
+  @Test func passwordFirstRefusesThePasscodeUntilTheAccountPasswordAndCountsNothing() throws {
+    let fixture = StoreFixture()
+    let store = try fixture.store()
+    try store.setPasscode(secret("2580"))
+    let policy = PasswordFirstPolicy(afterBoot: true, everyHours: 0)
+    let before = fixture.read("attempts")
+    // A passcode set without the account password leaves it never used.
+    #expect(try store.verify(secret("2580"), now: 10, boot: "b1", passwordFirst: policy) == .passwordFirst(.afterRestart))
+    #expect(try store.verify(secret("1111"), now: 10, boot: "b1", passwordFirst: policy) == .passwordFirst(.afterRestart))
+    #expect(fixture.read("attempts") == before, "nothing counted, right or wrong")
+    let status = try store.status(now: 10, user: "test", passwordFirst: policy)
+    #expect(status.passwordFirst == .afterRestart && status.accountPasswordRequired)
+    #expect(store.externalRefusal(now: 10, boot: "b1", passwordFirst: policy) == "the account password is needed first")
+
+    try store.clearAttempts(now: 20, boot: "b1")
+    #expect(try store.verify(secret("1111"), now: 30, boot: "b1", passwordFirst: policy) != .passwordFirst(.afterRestart))
+    #expect(try store.verify(secret("2580"), now: 30, boot: "b1", passwordFirst: policy) == .accepted)
+    // The next boot asks again; a login's password (recorded) answers it.
+    #expect(try store.verify(secret("2580"), now: 40, boot: "b2", passwordFirst: policy) == .passwordFirst(.afterRestart))
+    try store.recordAccountPassword(now: 50, boot: "b2")
+    #expect(try store.verify(secret("2580"), now: 60, boot: "b2", passwordFirst: policy) == .accepted)
+    // Every 8 hours: 8 hours after that password, the passcode still works; a second later not.
+    let hours = PasswordFirstPolicy(afterBoot: false, everyHours: 8)
+    #expect(try store.verify(secret("2580"), now: 50 + 8 * 3600, boot: "b2", passwordFirst: hours) == .accepted)
+    #expect(try store.verify(secret("2580"), now: 51 + 8 * 3600, boot: "b2", passwordFirst: hours) == .passwordFirst(.afterHours(8)))
+  }
+
+  @Test func passwordFirstNeverLiftsALockout() throws {
+    let fixture = StoreFixture()
+    let store = try fixture.store()
+    try store.setPasscode(secret("2580"))
+    try store.recordAccountPassword(now: 0, boot: "b1")
+    fixture.write("attempts", AttemptRecord(failures: 10, lastPassword: 0, lastPasswordBoot: "b1").serialized())
+    // recordAccountPassword (a login's password) does not clear the counter.
+    try store.recordAccountPassword(now: 5, boot: "b1")
+    let policy = PasswordFirstPolicy(afterBoot: true, everyHours: 0)
+    #expect(try store.verify(secret("2580"), now: 10, boot: "b1", passwordFirst: policy) == .accountPasswordRequired(reason: nil))
+    #expect(try store.status(now: 10, user: "test", passwordFirst: policy).failedAttempts == 10)
+  }
+
+  @Test func aNewPasscodeKeepsTheAccountPasswordsLastUse() throws {
+    let fixture = StoreFixture()
+    let store = try fixture.store()
+    try store.setPasscode(secret("2580"))
+    try store.recordAccountPassword(now: 77, boot: "b1")
+    try store.setPasscode(secret("1357"))
+    #expect(fixture.read("attempts")?.contains("last_password=77\nlast_password_boot=b1\n") == true)
   }
 }

@@ -1,0 +1,1 @@
+../../PasslockCore/PasswordFirst.swift
