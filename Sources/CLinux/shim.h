@@ -1,6 +1,7 @@
 // Linux calls Swift cannot make directly (variadic in C: prctl, ioctl with a
 // structure) and the kernel's constants and layouts they need: one small
 // wrapper each, typed and named for the PasslockPOSIX type that uses it.
+#include <linux/kd.h>
 #include <linux/vt.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -44,6 +45,15 @@ static inline int passlock_vt_release_display(int fd, int acknowledge) { return 
 static inline int passlock_vt_lock_switching(int fd) { return ioctl(fd, VT_LOCKSWITCH, 1); }
 static inline int passlock_vt_unlock_switching(int fd) { return ioctl(fd, VT_UNLOCKSWITCH, 1); }
 static inline int passlock_vt_disallocate(int fd, int vt) { return ioctl(fd, VT_DISALLOCATE, vt); }
+
+// KDGKBLED (console_ioctl(2)): the console keyboard's lock flags (not its
+// lights); Caps Lock is K_CAPSLOCK. Fails on anything but a VT.
+static inline int passlock_console_caps_lock(int fd, int *on) {
+  char flags = 0;
+  int rc = ioctl(fd, KDGKBLED, &flags);
+  if (rc == 0) *on = (flags & K_CAPSLOCK) != 0;
+  return rc;
+}
 
 // pidfd_open(2): a descriptor that polls readable once the process exits.
 static inline int passlock_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

@@ -25,6 +25,9 @@ public struct LockRenderer: Sendable {
     public var externalKey: String?
     /// The latest message from a PAM module.
     public var pamMessage: String?
+    /// Caps Lock is on (where the terminal can tell: a VT), said under the
+    /// account password field.
+    public var capsLock = false
 
     public init(clock: String, userAtHost: String, externalKey: String? = nil, pamMessage: String? = nil) {
       self.clock = clock
@@ -149,6 +152,7 @@ public struct LockRenderer: Sendable {
     let blanks = String(repeating: "_", count: fieldWidth - min(screen.entered, fieldWidth))
     let field = TextWidth.of(label) + fieldWidth <= width ? label + masks + blanks : masks + blanks
     grid.center(field, row: row, style: .init(foreground: theme.dotColor))
+    if context.capsLock { grid.center(texts.capsLock, row: row + 1, style: .init(foreground: theme.errorColor, bold: true)) }
     row += 2
     if let message = context.pamMessage { grid.center(message, row: row) }
     grid.center(statusLine(screen, context, now: now, width: width), row: height - 1, style: .init(foreground: theme.statusColor))

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// The terminal the lock screen takes over: raw input without signals or flow
@@ -108,6 +109,13 @@ public final class LockTerminal {
 
   public func write(_ text: String) {
     try? fd.writeAll(text)
+  }
+
+  /// Whether Caps Lock is on, where the terminal can tell: a VT's keyboard
+  /// flags (KDGKBLED); nil on anything else (a pty has no keyboard).
+  public func capsLock() -> Bool? {
+    var on: Int32 = 0
+    return passlock_console_caps_lock(fd.rawValue, &on) == 0 ? on != 0 : nil
   }
 
   /// Columns and rows (TIOCGWINSZ); 80×24 when the terminal does not say.

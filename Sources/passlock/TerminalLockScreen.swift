@@ -24,6 +24,8 @@ final class TerminalLockScreen {
   private var previous: ScreenGrid?
   private var layout = LockRenderer.Layout(kind: .minimal, keys: [])
   private var lastInputAt: Int64 = 0
+  /// The terminal can say whether Caps Lock is on (a VT).
+  private lazy var watchesCapsLock = terminal.capsLock() != nil
 
   /// False on a VT of its own (`--own-vt`): no session's job can be reading it.
   var stopsForegroundJob = true
@@ -117,10 +119,13 @@ final class TerminalLockScreen {
     return .finished
   }
 
-  /// Milliseconds until something on screen changes by itself.
+  /// Milliseconds until something on screen changes by itself. Caps Lock
+  /// pressed on a VT sends no byte: while the password field is open there
+  /// it is looked at twice a second.
   private func timeout() -> Int32 {
     var wait = controller.timeout(now: LockController.now())
     if parser.isPending { wait = min(wait, 50) }
+    if screen.passwordMode && watchesCapsLock { wait = min(wait, 500) }
     return Int32(max(1, min(wait, 60_000)))
   }
 
@@ -137,6 +142,7 @@ final class TerminalLockScreen {
   private func draw() {
     let (width, height) = terminal.size()
     controller.context.clock = wallClockText()
+    controller.context.capsLock = screen.passwordMode && watchesCapsLock && terminal.capsLock() == true
     let (grid, layout) = renderer.render(screen, controller.context, now: LockController.now(), width: width, height: height)
     self.layout = layout
     let bytes = grid.render(over: previous, color: renderer.capabilities.color)

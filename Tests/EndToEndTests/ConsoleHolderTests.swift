@@ -495,6 +495,33 @@ final class ConsoleHolderTests {
     #expect(VT.activeConsole() == session.number)
   }
 
+  /// Caps Lock (the VT keyboard's lock flag, which pressing the key sets
+  /// without sending a byte) is said under the account password field
+  /// within half a second, and goes again when it is off.
+  @Test func capsLockIsSaidUnderThePasswordField() throws {
+    let lockVT = try lock()
+    let keyboard = open("/dev/tty\(lockVT)", O_RDWR | O_NOCTTY)
+    defer { close(keyboard) }
+    // KDGKBLED and KDSKBLED (linux/kd.h): the keyboard's lock flags.
+    var flags: UInt8 = 0
+    let read = ioctl(keyboard, 0x4B64, &flags)
+    #expect(read == 0)
+    let original = Int32(flags)
+    func setFlags(_ value: Int32) -> Int32 { ioctl(keyboard, 0x4B65, value) }
+    defer { _ = setFlags(original) }
+    type("\t", on: lockVT)
+    waitFor("the password field") { screen(lockVT).contains("Account Password") }
+    #expect(!screen(lockVT).contains("Caps Lock is on"))
+    #expect(setFlags(original | 0x04) == 0)  // K_CAPSLOCK
+    waitFor("\"Caps Lock is on\" under the field", seconds: 2) { screen(lockVT).contains("Caps Lock is on") }
+    #expect(setFlags(original & ~0x04) == 0)
+    waitFor("and gone once it is off", seconds: 2) { !screen(lockVT).contains("Caps Lock is on") }
+    type("\u{1B}", on: lockVT)
+    waitFor("back to the keypad") { screen(lockVT).contains("Enter Passcode") }
+    type("2580", on: lockVT)
+    expectUnlocked("the holder exits 0")
+  }
+
   @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {
     let lockVT = try lock()
     let first = try #require(lockScreens().first)
