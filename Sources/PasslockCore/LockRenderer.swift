@@ -247,14 +247,14 @@ public struct LockRenderer: Sendable {
   /// The line under the title on the keypad: a notice (an error), the delay,
   /// "Checking…" or the prompt.
   public func message(_ screen: LockScreen, now: Int64) -> (text: String, isError: Bool) {
-    if let notice = screen.notice { return (texts.notice(notice), !notice.isProgress) }
+    if let notice = screen.notice { return (texts.notice(notice), notice.isError) }
     if screen.secondsUntilRetry(now: now) > 0 { return (texts.tooManyAttempts, true) }
     return (screen.busy ? texts.checking : texts.prompt(screen.flow, screen.step), false)
   }
 
   /// The line under the title in the account password field.
   public func passwordMessage(_ screen: LockScreen, _ context: Context) -> (text: String, isError: Bool) {
-    if let notice = screen.notice { return (texts.notice(notice), true) }
+    if let notice = screen.notice { return (texts.notice(notice), notice.isError) }
     if screen.busy { return (texts.checking, false) }
     return (texts.passwordPrompt(user: String(context.userAtHost.prefix { $0 != "@" })), false)
   }

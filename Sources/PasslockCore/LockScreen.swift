@@ -37,8 +37,14 @@ public struct LockScreen: Sendable, Equatable {
     /// account password unlocks.
     case cannotRecord(UnwritableStore)
 
-    /// Says what is going on rather than what went wrong.
-    public var isProgress: Bool { self == .checking("") }
+    /// Says what went wrong (in the error colour), not what is going on
+    /// ("Checking…") or what comes first (password first).
+    public var isError: Bool {
+      switch self {
+      case .checking(""), .passwordFirst: return false
+      default: return true
+      }
+    }
 
     /// Says why only the account password opens the session: it stays while
     /// the password is typed.

@@ -57,6 +57,7 @@ import Testing
     #expect(screen.notice == .passwordFirst(.afterRestart))
     #expect(screen.start() == [.clearEntry, .startAccountPassword])
     #expect(Texts(.english).notice(screen.notice!) == "Enter your password once after a restart")
+    #expect(!screen.notice!.isError, "it says what comes first: not in the error colour")
     // Typing the password leaves the reason standing.
     _ = screen.key(.text(UInt8(ascii: "x")), now: 1)
     #expect(screen.notice == .passwordFirst(.afterRestart))
@@ -66,5 +67,27 @@ import Testing
     var open = LockScreen(flow: .unlock, length: 4, failedAttempts: 1, now: 0)
     #expect(open.verdict(.passwordFirst(.afterHours(8)), now: 5) == [.clearEntry, .startAccountPassword])
     #expect(open.notice == .passwordFirst(.afterHours(8)) && open.failedAttempts == 1 && open.passwordMode)
+  }
+
+  /// Passcode only while locked: a display manager's stack only while a
+  /// session of the user's is locked; every other stack, and every stack
+  /// with the policy off, as before (logind not even asked).
+  @Test func passcodeOnlyWhileLockedBindsOnlyDisplayManagers() {
+    var asked = 0
+    func locked(_ answer: Bool) -> () -> Bool {
+      {
+        asked += 1
+        return answer
+      }
+    }
+    #expect(!DisplayManagerStack.allows(service: "gdm-password", onlyWhileLocked: true, anyLocked: locked(false)))
+    #expect(DisplayManagerStack.allows(service: "gdm-password", onlyWhileLocked: true, anyLocked: locked(true)))
+    #expect(!DisplayManagerStack.allows(service: "lightdm", onlyWhileLocked: true, anyLocked: locked(false)))
+    #expect(asked == 3)
+    for service in ["login", "su", "sudo", "passlock", "kde", nil] as [String?] {
+      #expect(DisplayManagerStack.allows(service: service, onlyWhileLocked: true, anyLocked: locked(false)), "\(service ?? "nil")")
+    }
+    #expect(DisplayManagerStack.allows(service: "gdm-password", onlyWhileLocked: false, anyLocked: locked(false)))
+    #expect(asked == 3, "logind is asked only for a display manager's stack under the policy")
   }
 }
