@@ -199,7 +199,9 @@ let package = Package(
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
     .target(
       name: "PAMPasslock",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockClient", "PasslockAccounts"],
+      dependencies: [
+        "PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockClient", "PasslockAccounts", "PasslockBus",
+      ],
       exclude: ["exports.map"],
       linkerSettings: [
         .unsafeFlags([

@@ -93,6 +93,9 @@ struct PasscodeModule {
   }
 
   func authenticate() -> Int32 {
+    // A token kept by an earlier authentication in this handle (sudo
+    // retries) is wiped first: setcred must judge only this one's.
+    pam.forget(Self.typedTokenData)
     guard let user = pam.user() else { return PAMCode.userUnknown }
     // Only for the person the passcode belongs to, at this machine
     // (PasscodeOffer says who that is, and why).
@@ -104,7 +107,7 @@ struct PasscodeModule {
       debug("\(user): \(offer.reason)")
       return offer == .unknownUser ? PAMCode.userUnknown : PAMCode.unavailable
     }
-    return geteuid() == 0 ? verifyDirectly(target.name) : verifyThroughHelper(target.name)
+    return geteuid() == 0 ? verifyDirectly(target) : verifyThroughHelper(target.name)
   }
 
   /// Where a host with real uid `uid` runs, as logind tells it: the session
@@ -124,13 +127,13 @@ struct PasscodeModule {
 
   /// The token, if it can be a passcode at all (a password typed for another
   /// module under try_first_pass is not counted as a wrong passcode).
-  /// Such a token is kept for setcred (password first: it may be the
-  /// account password).
-  func passcode(into secret: inout Secret) -> Int32? {
+  /// `keeping`: such a token is kept for setcred (a root host under
+  /// password first: it may be the account password).
+  func passcode(into secret: inout Secret, keeping: Bool = false) -> Int32? {
     let rc = pam.authToken(prompt: "Passcode: ", into: &secret)
     guard rc == PAMCode.success else { return rc }
     let valid = secret.withBytes { PasscodePolicy.check($0, allowSimple: true) } == nil
-    if !valid { pam.keep(secret, as: Self.typedTokenData) }
+    if !valid && keeping { pam.keep(secret, as: Self.typedTokenData) }
     return valid ? nil : PAMCode.unavailable
   }
 
@@ -140,29 +143,32 @@ struct PasscodeModule {
 
   /// Password first: says why (not an error), asks for the password here (as
   /// the passcode prompt would have: the next module takes it through
-  /// try_first_pass), keeps it for setcred and steps aside.
+  /// try_first_pass), keeps it for a root host's setcred and steps aside. A
+  /// conversation that failed or was aborted says so.
   func askForThePassword(_ why: PasswordFirst) -> Int32 {
     pam.tell(why.sentence, style: .info)
     var token = Secret()
-    if pam.authToken(prompt: "Password: ", into: &token) == PAMCode.success { pam.keep(token, as: Self.typedTokenData) }
+    let rc = pam.authToken(prompt: "Password: ", into: &token)
+    guard rc == PAMCode.success else { return rc == PAMCode.authError ? PAMCode.unavailable : rc }
+    if geteuid() == 0 { pam.keep(token, as: Self.typedTokenData) }
     return PAMCode.unavailable
   }
 
   // MARK: Root host: the store itself
 
-  /// The root-held configuration's password-first policy; nil (the passcode
-  /// not offered) when that file is refused or malformed, or when `helper=`
-  /// names no root-owned gatekeeper: the file beside it would not be the one
-  /// the gatekeeper and the lock screens obey (a prefix of its own, a
-  /// /usr/local install whose PAM line left helper= out).
-  func passwordFirstPolicy() -> PasswordFirstPolicy? {
+  /// The root-held configuration (password first, passcode only while
+  /// locked); nil (the passcode not offered) when that file is refused or
+  /// malformed, or when `helper=` names no root-owned gatekeeper: the file
+  /// beside it would not be the one the gatekeeper and the lock screens obey
+  /// (a prefix of its own, a /usr/local install whose PAM line left helper= out).
+  func rootConfig() -> Config? {
     var st = stat()
     guard stat(options.helper, &st) == 0, st.st_uid == 0, st.st_mode & S_IFMT == S_IFREG else {
       pam.log(LOG_ERR, "\(options.helper) is not a gatekeeper installed by root: pass helper= with its path")
       return nil
     }
     do throws(RootConfigError) {
-      return PasswordFirstPolicy(try RootConfig.load(RootConfig.path(besides: options.helper)))
+      return try RootConfig.load(RootConfig.path(besides: options.helper))
     } catch {
       pam.log(LOG_ERR, "\(error)")
       return nil
@@ -174,18 +180,32 @@ struct PasscodeModule {
     return StoreLocation(kind: .system, directory: options.storeDirectory + "/" + user, owner: 0)
   }
 
-  func verifyDirectly(_ user: String) -> Int32 {
+  /// Password first before passcode only while locked: the first login
+  /// after boot at a display manager is the password's use it waits for.
+  func verifyDirectly(_ account: Account) -> Int32 {
+    let user = account.name
     guard let location = location(user) else { return PAMCode.userUnknown }
-    guard let policy = passwordFirstPolicy() else { return PAMCode.unavailable }
+    guard let config = rootConfig() else { return PAMCode.unavailable }
+    let policy = PasswordFirstPolicy(config)
     do {
       guard let store = try PasscodeStore(location, create: false), try store.passcode() != nil else {
         debug("no passcode for \(user)")
         return PAMCode.unavailable
       }
       let status = try store.status(now: wallClockSeconds(), user: user, passwordFirst: policy)
+      if let why = status.passwordFirst { return askForThePassword(why) }
+      let service = pam.item(PAMModuleHandle.serviceItem)
+      let onlyWhileLocked = config.bool("Authentication.PasscodeOnlyWhileLocked")
+      guard
+        DisplayManagerStack.allows(
+          service: service, onlyWhileLocked: onlyWhileLocked, anyLocked: { LockedSessions.anyLocked(uid: account.uid) })
+      else {
+        debug("\(user): \(service ?? "") is a display manager's stack and no session of the user's is locked")
+        return PAMCode.unavailable
+      }
       if let refusal = refusalBeforePrompt(status) { return refusal }
       var secret = Secret()
-      if let rc = passcode(into: &secret) { return rc }
+      if let rc = passcode(into: &secret, keeping: policy.everyHours > 0) { return rc }
       return code(for: try store.verify(secret, now: wallClockSeconds(), passwordFirst: policy))
     } catch let error as StoreError where error.unwritable != nil {
       pam.log(LOG_WARNING, "passcode store: \(error)")
@@ -274,14 +294,18 @@ struct PasscodeModule {
   /// one); under PasswordAfterBoot alone only the first after boot is
   /// checked, so that a login or sudo costs no hash otherwise.
   func recordAccountPassword() {
-    guard geteuid() == 0, let user = pam.user(), let location = location(user) else { return }
-    guard let policy = passwordFirstPolicy(), !policy.isOff else { return }
+    // The kept token (only a root host under password first keeps one) is
+    // read and wiped at once, whatever follows.
+    var token = Secret()
+    let kept = pam.kept(Self.typedTokenData, into: &token)
+    pam.forget(Self.typedTokenData)
+    guard kept, geteuid() == 0, let user = pam.item(PAMModuleHandle.userItem), let location = location(user) else { return }
+    guard let policy = rootConfig().map(PasswordFirstPolicy.init), !policy.isOff else { return }
     do {
       guard let store = try PasscodeStore(location, create: false), try store.passcode() != nil else { return }
       let asking = try store.status(now: wallClockSeconds(), user: user, passwordFirst: policy).passwordFirst != nil
       guard asking || policy.everyHours > 0 else { return }
-      var token = Secret()
-      guard pam.kept(Self.typedTokenData, into: &token), ShadowPassword.matches(user: user, token) else {
+      guard ShadowPassword.matches(user: user, token) else {
         debug("\(user): the stack's token is not the account password; password first still stands")
         return
       }

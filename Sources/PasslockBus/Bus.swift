@@ -38,8 +38,14 @@ public final class Bus {
     var handler: (BusMessage) -> Void
   }
 
-  public init() throws(BusError) {
-    let address = environment("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
+  public static let defaultSystemBus = "unix:path=/run/dbus/system_bus_socket"
+
+  /// The system bus at `address`, or where DBUS_SYSTEM_BUS_ADDRESS says (a
+  /// root PAM host must pass the address: a setuid host's environment is
+  /// its caller's), authenticated and greeted within `timeoutMicroseconds`
+  /// each.
+  public init(address: String? = nil, timeoutMicroseconds: UInt64 = 5_000_000) throws(BusError) {
+    let address = address ?? environment("DBUS_SYSTEM_BUS_ADDRESS") ?? Self.defaultSystemBus
     socket = try Self.connect(address)
     fd = socket.rawValue
     input = BusInput(fd: socket)
@@ -52,9 +58,10 @@ public final class Bus {
     wakeFD = wake.read
     wakeWrite = wake.write
     // From here deinit closes the descriptors, also when init throws.
-    try BusAuthentication.run(on: socket)
-    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    uniqueName = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello").string()
+    try BusAuthentication.run(on: socket, timeoutMicroseconds: timeoutMicroseconds)
+    uniqueName = try call(
+      "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", timeoutMicroseconds: timeoutMicroseconds
+    ).string()
   }
 
   deinit {
@@ -71,7 +78,11 @@ public final class Bus {
         if pair.hasPrefix("abstract=") { socketAddress = UnixSocketAddress(abstract: unescape(pair.dropFirst(9))) }
       }
       guard let socketAddress else { continue }
-      do { return try UnixSocket.connect(socketAddress) } catch { throw BusError.system("connect \(address)", errno: error.errno) }
+      // Non-blocking from the start: a bus whose backlog is full answers
+      // EAGAIN at once instead of holding the caller.
+      do { return try UnixSocket.connect(socketAddress, nonBlocking: true) } catch {
+        throw BusError.system("connect \(address)", errno: error.errno)
+      }
     }
     throw BusError(call: "connect", code: -EINVAL, message: "no unix: address in '\(address)'")
   }

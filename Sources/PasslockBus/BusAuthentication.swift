@@ -2,14 +2,13 @@ import Glibc
 import PasslockPOSIX
 
 /// The bus's SASL exchange before any message: EXTERNAL as our uid, then
-/// asking for descriptor passing (logind's Inhibit answers with one). On the
-/// still blocking socket, every line within a deadline: a bus that never
-/// answers must not hold up the daemon's start for ever.
+/// asking for descriptor passing (logind's Inhibit answers with one). Every
+/// line within a deadline: a bus that never answers must not hold up the
+/// daemon's start (or a PAM host's login) for ever. Sent without SIGPIPE: a
+/// bus that drops the connection must not kill a host that does not ignore it.
 enum BusAuthentication {
-  static let seconds: UInt64 = 5
-
-  static func run(on fd: FileDescriptor) throws(BusError) {
-    let deadline = monotonicNanoseconds() + seconds * 1_000_000_000
+  static func run(on fd: FileDescriptor, timeoutMicroseconds: UInt64) throws(BusError) {
+    let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
     let uid = String(getuid()).utf8.map { String($0, radix: 16) }.joined()
     try send("\0AUTH EXTERNAL \(uid)\r\n", on: fd)
     guard try line(from: fd, by: deadline).hasPrefix("OK ") else {
@@ -23,7 +22,13 @@ enum BusAuthentication {
   }
 
   private static func send(_ text: String, on fd: FileDescriptor) throws(BusError) {
-    do { try fd.writeAll(text) } catch { throw BusError.system("authenticate", errno: error.errno) }
+    // A few dozen bytes into a new connection's empty buffer: one send.
+    let bytes = Array(text.utf8)
+    switch UnixSocket.send(fd, bytes[...]) {
+    case .success(let n) where n == bytes.count: return
+    case .success: throw BusError(call: "authenticate", code: -EAGAIN, message: "the bus took part of a line")
+    case .failure(let error): throw BusError.system("authenticate", errno: error.errno)
+    }
   }
 
   /// One line, read a byte at a time (nothing after it is the exchange's).

@@ -55,6 +55,11 @@ public struct Config: Equatable, Sendable {
         "Password first, passcode after: after each boot the passcode is accepted nowhere (lock screens, passlock, pam_passlock) until the account password has been used once: at a passlock lock screen, 'passlock reset', or a login whose PAM stack runs as root (login, a display manager). Read from the root-owned file only."
     ),
     Key(
+      section: "Authentication", key: "PasscodeOnlyWhileLocked", defaultValue: "no", kind: .boolean,
+      help:
+        "yes: a display manager's own PAM stack (gdm-password, sddm, lightdm, lxdm, xdm, greetd, ly) is offered the passcode only while logind says a session of the user's is locked (GDM's unlock dialog), never at the login screen. Read from the root-owned file only."
+    ),
+    Key(
       section: "Authentication", key: "PasswordEveryHours", defaultValue: "0", kind: .integer(0...8760),
       help:
         "Likewise when the account password was last used more than this many hours ago (0: never for that reason). Read from the root-owned file only."

@@ -28,6 +28,8 @@ public struct PAMModuleHandle {
 
   public static var remoteHostItem: Int32 { PAM_RHOST }
   public static var terminalItem: Int32 { PAM_TTY }
+  public static var serviceItem: Int32 { PAM_SERVICE }
+  public static var userItem: Int32 { PAM_USER }
 
   /// The passcode via pam_get_authtok, which honours use_first_pass,
   /// try_first_pass and use_authtok itself and prompts at most once.
@@ -58,6 +60,12 @@ public struct PAMModuleHandle {
       explicit_bzero(copy, count)
       free(copy)
     }
+  }
+
+  /// Wipes and drops what `keep` kept under `name` (libpam runs the
+  /// cleanup of the data it replaces).
+  public func forget(_ name: String) {
+    _ = pam_set_data(handle, name, nil, nil)
   }
 
   /// What `keep` kept under `name`; false when nothing is.

@@ -20,6 +20,7 @@ import Testing
         [Authentication]
         PAMConfigDirectory=
         PasswordAfterBoot=no
+        PasscodeOnlyWhileLocked=no
         PasswordEveryHours=0
 
         [Appearance]
