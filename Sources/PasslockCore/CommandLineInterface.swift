@@ -12,9 +12,9 @@ public enum CLI {
     case verify(stdin: Bool)
     case status(json: Bool)
     case reset(stdin: Bool)
-    case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?, session: Bool)
+    case lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?, session: Bool, graceMilliseconds: Int32?)
     /// `lock --wayland`: the Wayland session, through passlock-wayland.
-    case lockWayland(readyFD: Int32?, record: String?)
+    case lockWayland(readyFD: Int32?, record: String?, graceMilliseconds: Int32?)
     /// `lock --check`: whether a lock screen could start, touching no terminal.
     case lockCheck
     case config
@@ -62,6 +62,10 @@ public enum CLI {
           ("--leader", "pid", "The session leader on that terminal (passlockd's, from logind): finds its foreground job at once."),
           ("--check", nil, "Only say whether a lock screen could start (a passcode is set); exit 0 if so."),
           ("--wayland", nil, "Lock this Wayland session instead (ext-session-lock-v1; runs passlock-wayland)."),
+          (
+            "--grace-ms", "ms",
+            "Any input within this many milliseconds gives the session back without the passcode (passlockd's, after an idle lock)."
+          ),
         ]
       case .config: return []
       }
@@ -138,17 +142,18 @@ public enum CLI {
         return value
       }
       let readyFD = try number("--ready-fd", "fd", above: 2, expected: "a descriptor above 2")
+      let grace = try number("--grace-ms", "ms", above: 0, expected: "a number of milliseconds")
       if flags.contains("--wayland") {
         // The compositor's lock has no terminal, job or VT to name.
-        guard flags == ["--wayland"], Set(values.keys).isSubset(of: ["--ready-fd", "--record"]) else {
-          throw UsageError(message: "'--wayland' goes with '--ready-fd' and '--record' only", subcommand: .lock)
+        guard flags == ["--wayland"], Set(values.keys).isSubset(of: ["--ready-fd", "--record", "--grace-ms"]) else {
+          throw UsageError(message: "'--wayland' goes with '--ready-fd', '--record' and '--grace-ms' only", subcommand: .lock)
         }
-        return .lockWayland(readyFD: readyFD, record: values["--record"])
+        return .lockWayland(readyFD: readyFD, record: values["--record"], graceMilliseconds: grace)
       }
       let leader = try number("--leader", "pid", above: 0, expected: "a process ID")
       return .lock(
         tty: values["--tty"], readyFD: readyFD, record: values["--record"], ownVT: flags.contains("--own-vt"), leader: leader,
-        session: flags.contains("--session"))
+        session: flags.contains("--session"), graceMilliseconds: grace)
     }
   }
 

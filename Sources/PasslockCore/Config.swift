@@ -118,6 +118,11 @@ public struct Config: Equatable, Sendable {
         "Lock a session after this many seconds without input (0: never). A TTY session's clock is its terminal's access time, which the kernel moves only when it enters another 8-second bucket: the lock comes up to 8 seconds late, never early. Graphical sessions follow logind's IdleHint."
     ),
     Key(
+      section: "Idle", key: "GraceSec", defaultValue: "0", kind: .integer(0...60),
+      help:
+        "After an idle lock (never after sleep, logind's Lock, passlock lock or a lock screen that was restarted), a key or a click within this many seconds gives the session back without the passcode: no PAM call, nothing counted, no external authenticator started meanwhile; a suspend ends it (0: no grace)."
+    ),
+    Key(
       section: "Console", key: "Mode", defaultValue: "auto", kind: .choice(["auto", "vt", "direct"]),
       help:
         "How passlockd takes over a session's terminal: vt runs the setuid console holder passlock-vt, which locks the session on a VT of its own like physlock; direct runs 'passlock lock --tty' on the session's TTY (dedicated ttys, serial consoles); auto uses vt for sessions on a virtual console, direct for the others."

@@ -50,6 +50,13 @@ public final class LockController {
   /// When it starts by itself (monotonic ms), once offered with AutoStart.
   private var externalStartAt: Int64?
 
+  /// Grace (passlockd's, after an idle lock only): until then (monotonic
+  /// ms) any input gives the session back with no gatekeeper, no PAM call
+  /// and nothing counted. Ended by SIGUSR1 (passlockd, as a sleep begins),
+  /// and by any suspend since it began (`suspendedAtGrace`).
+  private var graceUntil: Int64?
+  private var suspendedAtGrace: UInt64 = 0
+
   /// The status on screen is not the gatekeeper's yet (drawn from
   /// StatusCache, or not known at all): no key is read until its answer
   /// has replaced it. Never ends the lock screen: without an answer it is
@@ -86,6 +93,40 @@ public final class LockController {
 
   /// Call once, before the first frame (a locked-out screen opens the password field).
   public func start() { apply(screen.start()) }
+
+  // MARK: Grace
+
+  /// Starts the grace of an idle lock, before the first frame (and before
+  /// `offerExternal`: the external authenticator waits for its end).
+  public func beginGrace(milliseconds: Int64) {
+    guard milliseconds > 0, screen.flow == .unlock else { return }
+    graceUntil = Self.now() + milliseconds
+    suspendedAtGrace = suspendedNanoseconds()
+  }
+
+  /// No grace from now on (a sleep begins).
+  public func endGrace() { graceUntil = nil }
+
+  /// Whether input now gives the session back: within the grace, and no
+  /// suspend since it began (a sleep ends it locked even if nobody said so).
+  public func inGrace(now: Int64) -> Bool {
+    guard let until = graceUntil, now < until, suspendedNanoseconds() - suspendedAtGrace < 1_000_000_000 else {
+      graceUntil = nil
+      return false
+    }
+    return true
+  }
+
+  /// Input (a key, a click) within the grace: the session is given back.
+  /// True when it was; the front end shows nothing more and ends.
+  @discardableResult
+  public func releaseInGrace(now: Int64) -> Bool {
+    guard inGrace(now: now), !screen.finished else { return false }
+    graceUntil = nil
+    externalStartAt = nil
+    apply(screen.verdict(.accepted(next: nil, length: nil), now: now))
+    return true
+  }
 
   /// Ends every request: the loser of a race is stopped before it can count
   /// anything; a passcode check already counted its attempt.
@@ -166,6 +207,7 @@ public final class LockController {
 
   /// A key the front end read (a click already mapped by `press(keypad:)`).
   public func press(_ key: InputParser.Key, now: Int64) {
+    if releaseInGrace(now: now) { return }
     // Space starts the external authenticator too, outside the password field.
     if key == .text(0x20) && !screen.passwordMode && context.externalKey != nil {
       startExternal()
@@ -176,6 +218,7 @@ public final class LockController {
 
   /// A keypad key clicked or tapped.
   public func press(keypad key: LockRenderer.KeypadKey, now: Int64) {
+    if releaseInGrace(now: now) { return }
     switch key {
     case .digit(let d): apply(screen.key(.digit(d), now: now))
     case .delete: apply(screen.key(.delete, now: now))
@@ -267,12 +310,13 @@ public final class LockController {
     guard let external, screen.flow == .unlock, !screen.lockedOut else { return }
     context.externalKey = external.label
     if !confirming && external.autoStart && externalStartAt == nil && externalRequest == nil {
-      externalStartAt = Self.now() + external.armDelayMilliseconds
+      // Never during a grace: it would light up (or unlock) for nothing.
+      externalStartAt = max(Self.now() + external.armDelayMilliseconds, graceUntil ?? 0)
     }
   }
 
   private func startExternal() {
-    guard externalRequest == nil, context.externalKey != nil, !screen.finished else { return }
+    guard externalRequest == nil, context.externalKey != nil, !screen.finished, !inGrace(now: Self.now()) else { return }
     externalStartAt = nil
     do { externalRequest = try gatekeeper.start(.external, terminal: terminal) } catch {
       context.pamMessage = error.description

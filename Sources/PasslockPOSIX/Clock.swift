@@ -25,6 +25,16 @@ public func monotonicNanoseconds() -> UInt64 {
   return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// Nanoseconds the machine has spent suspended since boot (CLOCK_BOOTTIME
+/// counts them, CLOCK_MONOTONIC does not): it grows only by a suspend.
+public func suspendedNanoseconds() -> UInt64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_BOOTTIME, &ts)
+  let boot = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+  let monotonic = monotonicNanoseconds()
+  return boot > monotonic ? boot - monotonic : 0
+}
+
 /// The environment variable, or nil. Callers running privileged must not ask.
 public func environment(_ name: String) -> String? {
   getenv(name).map { String(cString: $0) }

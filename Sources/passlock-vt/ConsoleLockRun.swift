@@ -17,6 +17,10 @@ final class ConsoleLockRun {
   let checkedSession: ActiveSession?
   let sessionVT: Int32
   let readyFD: Int32?
+  /// An idle lock's grace (passlockd's): the first lock screen's only. One
+  /// that replaces it never has one: killing the lock screen must not open
+  /// the console to the next key.
+  let graceMilliseconds: Int32?
 
   private var holder: Holder?
   /// The running lock screen and its ready pipe.
@@ -31,7 +35,7 @@ final class ConsoleLockRun {
 
   init(
     console: Console, prepared: Holder.Prepared, caller: uid_t, checkedSession: ActiveSession?, sessionVT: Int32,
-    readyFD: Int32?
+    readyFD: Int32?, graceMilliseconds: Int32?
   ) {
     self.console = console
     self.prepared = prepared
@@ -39,6 +43,7 @@ final class ConsoleLockRun {
     self.checkedSession = checkedSession
     self.sessionVT = sessionVT
     self.readyFD = readyFD
+    self.graceMilliseconds = graceMilliseconds
   }
 
   /// Locks, supervises, and exits: 0 after a real unlock, the refusal's
@@ -71,7 +76,7 @@ final class ConsoleLockRun {
     switch effect {
     case .startLockScreen:
       do {
-        lockScreen = try startLockScreen(on: prepared.tty)
+        lockScreen = try startLockScreen(on: prepared.tty, graceMilliseconds: graceMilliseconds)
         lockScreenStartedAt = monotonicSeconds()
         return sequence.handle(.lockScreenStarted)
       } catch {

@@ -20,12 +20,13 @@ enum LockScreenRunner {
   /// Starts one lock screen on `tty` as the caller, with a reduced
   /// environment and no descriptors but /dev/null and the ready pipe
   /// (`readyPipe`, fd 3 in the child).
-  static func start(tty: String, readyPipe: Int32) throws(HolderError) -> pid_t {
+  static func start(tty: String, readyPipe: Int32, graceMilliseconds: Int32? = nil) throws(HolderError) -> pid_t {
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { close(null) }
+    let grace = graceMilliseconds.map { ["--grace-ms", String($0)] } ?? []
     do {
       return try ChildProcess.launch(
-        lockScreenPath(), arguments: ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"],
+        lockScreenPath(), arguments: ["passlock", "lock", "--tty", tty, "--own-vt", "--ready-fd", "3"] + grace,
         descriptors: [(parent: null, child: 1), (parent: null, child: 2), (parent: readyPipe, child: 3)],
         environment: environment(), resetIDs: true)
     } catch {

@@ -7,11 +7,11 @@ import PasslockPOSIX
 // stands: the first frame and its own gatekeeper's answer, both bounded.
 
 /// Starts one lock screen on the lock VT; returns it and its ready pipe's read end.
-func startLockScreen(on tty: String) throws(HolderError) -> (pid: pid_t, ready: Int32) {
+func startLockScreen(on tty: String, graceMilliseconds: Int32? = nil) throws(HolderError) -> (pid: pid_t, ready: Int32) {
   let ready: (read: Int32, write: Int32)
   do { ready = try closeOnExecPipe() } catch { throw .system(SystemError("pipe", errno: error.errno)) }
   do {
-    let pid = try LockScreenRunner.start(tty: tty, readyPipe: ready.write)
+    let pid = try LockScreenRunner.start(tty: tty, readyPipe: ready.write, graceMilliseconds: graceMilliseconds)
     close(ready.write)
     currentLockScreen = pid
     return (pid, ready.read)

@@ -5,7 +5,8 @@ import PasslockPOSIX
 
 // passlock-vt: the console holder, installed setuid root, like physlock.
 //
-//   passlock-vt --vt N [--ready-fd M]   lock the console of VT N (yours, or any as root)
+//   passlock-vt --vt N [--ready-fd M] [--grace-ms MS]   lock the console of VT N (yours, or any as root);
+//                                       an idle lock's grace goes to the first lock screen only
 //   passlock-vt --release               root: undo a lock whose holder was killed
 //
 // Root is used for the VT ioctls, the kernel knobs and the lock VT's owner;
@@ -22,7 +23,8 @@ Glibc.signal(SIGCHLD, SIG_DFL)
 
 func fail(_ error: HolderError) -> Never {
   if case .usage(let message) = error {
-    printError(CLI.usageError(message, usage: "passlock-vt --vt N [--ready-fd FD] | --release", helpCommand: "passlock-vt --help"))
+    printError(
+      CLI.usageError(message, usage: "passlock-vt --vt N [--ready-fd FD] [--grace-ms MS] | --release", helpCommand: "passlock-vt --help"))
     exit(ConsoleHolder.Exit.usage.rawValue)
   }
   printError("passlock-vt: \(error)\n")
@@ -30,7 +32,7 @@ func fail(_ error: HolderError) -> Never {
 }
 
 if arguments == ["--help"] {
-  printOut("USAGE: passlock-vt --vt N [--ready-fd FD]\n       passlock-vt --release   (root)\n")
+  printOut("USAGE: passlock-vt --vt N [--ready-fd FD] [--grace-ms MS]\n       passlock-vt --release   (root)\n")
   exit(0)
 }
 if arguments == ["--version"] {
@@ -64,11 +66,15 @@ func sharedSeat(_ caller: uid_t) -> HolderError? {
 func holdConsole() -> Never {
   var sessionVT: Int32?
   var readyFD: Int32?
+  var graceMilliseconds: Int32?
   var rest = arguments[...]
   while let argument = rest.popFirst() {
     switch argument {
     case "--vt": sessionVT = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 0 && $0 < 64 ? $0 : nil }
     case "--ready-fd": readyFD = rest.popFirst().flatMap { Int32($0) }.flatMap { $0 > 2 ? $0 : nil }
+    case "--grace-ms":
+      guard let value = rest.popFirst().flatMap({ Int32($0) }), value > 0 else { fail(.usage("--grace-ms takes a number of milliseconds")) }
+      graceMilliseconds = value
     default: fail(.usage("Unexpected argument '\(argument)'"))
     }
   }
@@ -143,7 +149,7 @@ func holdConsole() -> Never {
   let painted = FirstFrame.paint(on: prepared.fd, for: caller)
   ConsoleLockRun(
     console: console, prepared: prepared, caller: caller, checkedSession: checkedSession, sessionVT: sessionVT,
-    readyFD: readyFD
+    readyFD: readyFD, graceMilliseconds: graceMilliseconds
   ).run(painted: painted)
 }
 

@@ -73,6 +73,9 @@ final class Seat {
 
   func key(_ key: UInt32, pressed: Bool) {
     guard pressed else { return }
+    // Within an idle lock's grace any key gives the session back, a letter
+    // or Shift too (the keypad maps only digits).
+    if lock.releaseInGrace() { return }
     var keys = keymap.keys(pressing: key, passwordField: lock.passwordField)
     for typed in keys { lock.press(typed) }
     // What was typed lives on in the Secret only (the keys are plain values).

@@ -201,18 +201,18 @@ final class WaylandLock {
     let watched = controller.watched
     fds += watched.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
     let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, min(controller.timeout(now: LockController.now()), 60_000))))
+    // SIGUSR1, from passlockd as a sleep begins (a grace ends: before any
+    // key read in this same round is handled) and after resume (draw it all
+    // again: the clock has moved).
+    let heard = fds[1].revents & Int16(POLLIN) != 0 && SignalPipe.drain().contains(SIGUSR1)
+    if heard { controller.endGrace() }
     if ready > 0 && fds[0].revents != 0 {
       guard wl_display_read_events(display) >= 0 else { throw .connectionLost }
     } else {
       wl_display_cancel_read(display)
     }
     guard wl_display_dispatch_pending(display) >= 0 else { throw .connectionLost }
-    if fds[1].revents & Int16(POLLIN) != 0 {
-      // passlockd after resume: draw it all again (the clock has moved).
-      for signal in SignalPipe.drain() where signal == SIGUSR1 {
-        for output in outputs { output.redrawAll() }
-      }
-    }
+    if heard { for output in outputs { output.redrawAll() } }
     let answered = zip(watched, fds[2...]).filter { $0.1.revents != 0 }.map { $0.0.request }
     controller.answered(answered)
     controller.tick(now: LockController.now())
@@ -221,6 +221,12 @@ final class WaylandLock {
   // MARK: Input
 
   var passwordField: Bool { controller?.screen.passwordMode ?? false }
+
+  /// Input within an idle lock's grace, status or not: the session back.
+  func releaseInGrace() -> Bool {
+    guard let controller, locked else { return false }
+    return controller.releaseInGrace(now: LockController.now())
+  }
 
   func press(_ key: InputParser.Key) {
     guard let controller, locked else { return }
@@ -233,9 +239,10 @@ final class WaylandLock {
 
   /// A click or a tap at (`x`, `y`) on one of our surfaces.
   func click(on surface: OpaquePointer, x: Double, y: Double) {
-    guard let controller, locked,
-      let key = outputs.first(where: { $0.isSurface(surface) })?.layout?.key(atX: x, y: y)
-    else { return }
+    guard let controller, locked else { return }
+    // Within an idle lock's grace a click anywhere gives the session back.
+    if releaseInGrace() { return }
+    guard let key = outputs.first(where: { $0.isSurface(surface) })?.layout?.key(atX: x, y: y) else { return }
     if controller.awaitsStatus {
       if waiting.count < Self.waitingLimit { waiting.append((nil, key)) }
     } else {

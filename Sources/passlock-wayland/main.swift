@@ -5,7 +5,7 @@ import Glibc
 // compositor's ext-session-lock-v1 (`passlock lock --wayland` runs it). The
 // same passcode screen, texts and gatekeeper as the terminal lock screen; a
 // program of its own because it links libwayland, xkbcommon and cairo.
-//   passlock-wayland [--ready-fd <fd>] [--record <path>]
+//   passlock-wayland [--ready-fd <fd>] [--record <path>] [--grace-ms <ms>]
 // Exit: 0 unlocked; 3 another lock screen holds the lock; 69 no lock in
 // this session (no compositor, or no ext-session-lock-v1); 129 the
 // compositor went away; otherwise `passlock lock`'s statuses.
@@ -14,7 +14,7 @@ signal(SIGPIPE, SIG_IGN)
 // It holds a passcode, and the pipes whose verdict unlocks.
 keepOutOfSameUserReach()
 
-let usage = "passlock-wayland [--ready-fd <fd>] [--record <path>]"
+let usage = "passlock-wayland [--ready-fd <fd>] [--record <path>] [--grace-ms <ms>]"
 let help = """
   OVERVIEW: Lock this Wayland session until the passcode is entered (ext-session-lock-v1).
 
@@ -23,6 +23,7 @@ let help = """
   OPTIONS:
     --ready-fd <fd>         Write one byte to this descriptor once the compositor has locked the session.
     --record <path>         Remove this file after a real unlock (passlockd's lock record).
+    --grace-ms <ms>         Any input within this many milliseconds gives the session back (passlockd's, after an idle lock).
     --version               Show the version.
     -h, --help              Show help information.
 
@@ -33,9 +34,9 @@ func usageError(_ message: String) -> Never {
   exit(64)
 }
 
-/// The command line: `--ready-fd`, `--record`.
-func parseOptions() -> (readyFD: Int32?, record: String?) {
-  var options: (readyFD: Int32?, record: String?) = (nil, nil)
+/// The command line: `--ready-fd`, `--record`, `--grace-ms`.
+func parseOptions() -> (readyFD: Int32?, record: String?, grace: Int32?) {
+  var options: (readyFD: Int32?, record: String?, grace: Int32?) = (nil, nil, nil)
   var arguments = CommandLine.arguments.dropFirst()[...]
   while let argument = arguments.popFirst() {
     switch argument {
@@ -54,6 +55,12 @@ func parseOptions() -> (readyFD: Int32?, record: String?) {
     case "--record":
       guard let path = arguments.popFirst() else { usageError("Missing value for '--record <path>'") }
       options.record = path
+    case "--grace-ms":
+      guard let text = arguments.popFirst() else { usageError("Missing value for '--grace-ms <ms>'") }
+      guard let milliseconds = Int32(text), milliseconds > 0 else {
+        usageError("The value '\(text)' is invalid for '--grace-ms <ms>': expected a number of milliseconds")
+      }
+      options.grace = milliseconds
     default:
       usageError("\(argument.hasPrefix("-") ? "Unknown option" : "Unexpected argument") '\(argument)'")
     }
@@ -64,7 +71,7 @@ func parseOptions() -> (readyFD: Int32?, record: String?) {
 /// Locks the session; returns after a real unlock. `record`: passlockd's
 /// lock record, so passlockd keeps this lock (it may be one a killed lock
 /// screen left with the compositor) and every status reading locks.
-func lockSession(readyFD: Int32?, record: String?) throws(CommandFailure) {
+func lockSession(readyFD: Int32?, record: String?, graceMilliseconds: Int32?) throws(CommandFailure) {
   // Checked before anything else: kept from the gatekeepers this starts.
   if let readyFD, !setCloseOnExec(readyFD) {
     throw .refused("--ready-fd \(readyFD) is not an open descriptor; nothing was locked")
@@ -112,6 +119,7 @@ func lockSession(readyFD: Int32?, record: String?) throws(CommandFailure) {
       texts: renderer.texts, terminal: nil, external: appearance.external)
     defer { controller.end() }
     if unlock.awaitsAnswer(after: first) { controller.awaitStatus(failures: first.isUnknown ? 1 : 0) }
+    if let graceMilliseconds { controller.beginGrace(milliseconds: Int64(graceMilliseconds)) }
     // Offered only when configured, its PAM service exists and the store
     // allows it now; from a cached status, armed only once confirmed.
     if let status = first.status, status.externalRefusal.isEmpty { controller.offerExternal() }
@@ -128,7 +136,7 @@ func lockSession(readyFD: Int32?, record: String?) throws(CommandFailure) {
 
 let options = parseOptions()
 do throws(CommandFailure) {
-  try lockSession(readyFD: options.readyFD, record: options.record)
+  try lockSession(readyFD: options.readyFD, record: options.record, graceMilliseconds: options.grace)
   // A daemon that adopted this lock screen reads the unlock from the record's absence.
   if let record = options.record { unlink(record) }
   exit(0)

@@ -7,7 +7,9 @@ import PasslockPOSIX
 /// `passlock lock` and the keypad flows: everything that puts the passcode
 /// screen on a terminal.
 extension Commands {
-  func lock(tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?) throws(CommandFailure) -> Int32 {
+  func lock(
+    tty: String?, readyFD: Int32?, record: String?, ownVT: Bool, leader: Int32?, graceMilliseconds: Int32? = nil
+  ) throws(CommandFailure) -> Int32 {
     // Checked before anything is opened: a number that is not open would be
     // taken by the terminal, and the ready byte written to the screen. Kept
     // from the gatekeepers this lock screen starts (a lock screen that dies
@@ -36,6 +38,7 @@ extension Commands {
       screen: &screen, user: first.status?.user ?? environment("USER") ?? "", gatekeeper: gatekeeper,
       readyFD: readyFD.map { FileDescriptor(rawValue: $0) })
     if unlock.awaitsAnswer(after: first) { lockScreen.controller.awaitStatus(failures: first.isUnknown ? 1 : 0) }
+    if let graceMilliseconds { lockScreen.controller.beginGrace(milliseconds: Int64(graceMilliseconds)) }
     lockScreen.stopsForegroundJob = !ownVT
     lockScreen.foregroundLeader = leader
     // Offered only when configured, its PAM service exists and the store

@@ -93,7 +93,11 @@ final class TerminalLockScreen {
           // console may have come back blank). What was typed is kept: logind
           // announces the resume only after the sleep hooks ran, by when the
           // screen has been back for a while and the person may be typing.
-          if signal == SIGUSR1 { previous = nil }
+          // It also ends a grace: passlockd sends it as a sleep begins too.
+          if signal == SIGUSR1 {
+            previous = nil
+            controller.endGrace()
+          }
         }
       }
       // Not reading yet, the terminal can still hang up.
@@ -102,7 +106,11 @@ final class TerminalLockScreen {
       if reading, fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL) != 0 {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(terminal.fd.rawValue, $0.baseAddress, $0.count) }
         if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { return .hangup }
-        if n > 0 {
+        // Within an idle lock's grace any byte gives the session back (an
+        // arrow key's sequence too): what was typed is not read as keys.
+        if n > 0 && controller.releaseInGrace(now: now) {
+          lastInputAt = now
+        } else if n > 0 {
           lastInputAt = now
           for byte in buffer[..<n] {
             if let key = parser.feed(byte) { handle(key, now: now) }
@@ -130,6 +138,8 @@ final class TerminalLockScreen {
   }
 
   private func handle(_ key: InputParser.Key, now: Int64) {
+    // Within an idle lock's grace a click anywhere gives the session back.
+    if controller.releaseInGrace(now: now) { return }
     if case .click(let column, let row) = key {
       if let key = layout.key(atColumn: column, row: row) { controller.press(keypad: key, now: now) }
       return

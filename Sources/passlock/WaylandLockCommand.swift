@@ -8,11 +8,12 @@ import PasslockPOSIX
 /// the environment (WAYLAND_DISPLAY, XDG_RUNTIME_DIR) and the exit status
 /// are its.
 extension Commands {
-  func lockWayland(readyFD: Int32?, record: String?) throws(CommandFailure) -> Never {
+  func lockWayland(readyFD: Int32?, record: String?, graceMilliseconds: Int32?) throws(CommandFailure) -> Never {
     let path = Executable.sibling("passlock-wayland")
     var arguments = ["passlock-wayland"]
     if let readyFD { arguments += ["--ready-fd", String(readyFD)] }
     if let record { arguments += ["--record", record] }
+    if let graceMilliseconds { arguments += ["--grace-ms", String(graceMilliseconds)] }
     let argv = arguments.map { strdup($0) } + [nil]
     execv(path, argv)
     let reason = String(cString: strerror(errno))

@@ -38,10 +38,12 @@ do throws(CommandFailure) {
   case .remove(let stdin, let forgot): status = try commands(stdin: stdin).remove(forgot: forgot)
   case .reset(let stdin): status = try commands(stdin: stdin).reset()
   case .lockCheck: status = try commands(stdin: false).lockCheck()
-  case .lockWayland(let readyFD, let record): try commands(stdin: false).lockWayland(readyFD: readyFD, record: record)
-  case .lock(_, _, _, _, _, true): status = try commands(stdin: false).lockSessions()
-  case .lock(let tty, let readyFD, let record, let ownVT, let leader, false):
-    status = try commands(stdin: false).lock(tty: tty, readyFD: readyFD, record: record, ownVT: ownVT, leader: leader)
+  case .lockWayland(let readyFD, let record, let grace):
+    try commands(stdin: false).lockWayland(readyFD: readyFD, record: record, graceMilliseconds: grace)
+  case .lock(_, _, _, _, _, true, _): status = try commands(stdin: false).lockSessions()
+  case .lock(let tty, let readyFD, let record, let ownVT, let leader, false, let grace):
+    status = try commands(stdin: false).lock(
+      tty: tty, readyFD: readyFD, record: record, ownVT: ownVT, leader: leader, graceMilliseconds: grace)
   case .config:
     do { printOut(try ConfigLoader.load().rendered()) } catch { throw .config("\(error)") }
     status = 0

@@ -50,7 +50,8 @@ extension Daemon {
   /// `seatShared`: the console holder just refused because another user
   /// has a session on the seat (this lock only: the next one tries the
   /// console again).
-  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false) {
+  /// An idle lock gets the configured grace ([Idle] GraceSec); no other does.
+  func lock(_ session: Logind.SessionInfo, reason: String, seatShared: Bool = false, grace: Bool = false) {
     // Only a session still tracked (an adopted locker's timer may outlive its logout).
     guard sessions[session.id] != nil else { return }
     // One lock per session, never stacked.
@@ -92,7 +93,8 @@ extension Daemon {
     case .virtualConsole, .terminal, .inSession: break
     }
     sessions[session.id]?.problem = nil
-    guard startLocker(session, chosen) else { return }
+    let graceMilliseconds = grace ? config.int("Idle.GraceSec") * 1000 : 0
+    guard startLocker(session, chosen, graceMilliseconds: graceMilliseconds) else { return }
     let place: String
     switch chosen {
     case .inSession(let display): place = "in-session (\(display))"
@@ -132,26 +134,36 @@ extension Daemon {
 
   /// What runs the lock, or why nothing can (pre-flight: never lock what
   /// could not be unlocked — physlock users lost consoles that way).
-  func lockCommand(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Result<[String], LockProblem> {
+  /// `graceMilliseconds` above 0: an idle lock's grace, `--grace-ms`.
+  func lockCommand(_ session: Logind.SessionInfo, _ plan: LockPlan, graceMilliseconds: Int = 0) -> Result<[String], LockProblem> {
+    let grace = graceMilliseconds > 0 ? [Self.graceOption, String(graceMilliseconds)] : []
     if case .virtualConsole(let vt) = plan {
       guard access(consoleHolder, X_OK) == 0, access(passlock, X_OK) == 0 else {
         return .failure(LockProblem(text: "the console holder \(consoleHolder) or \(passlock) is missing"))
       }
-      return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"])
+      return .success([consoleHolder, "--vt", String(vt), "--ready-fd", "3"] + grace)
     }
     guard access(passlock, X_OK) == 0 else { return .failure(LockProblem(text: "\(passlock) is missing")) }
     let record = records.map { ["--record", $0.path(session.id)] } ?? []
-    if case .inSession = plan { return .success([passlock, "lock", "--wayland", "--ready-fd", "3"] + record) }
+    if case .inSession = plan { return .success([passlock, "lock", "--wayland", "--ready-fd", "3"] + record + grace) }
     // The leader's /proc entry names the terminal's foreground job at once.
     let leader = session.leader > 0 ? ["--leader", String(session.leader)] : []
-    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + leader + record)
+    return .success([passlock, "lock", "--tty", session.tty, "--ready-fd", "3"] + leader + record + grace)
+  }
+
+  static let graceOption = "--grace-ms"
+
+  /// `command` without its grace: what a lock screen that replaces one runs.
+  static func withoutGrace(_ command: [String]) -> [String] {
+    guard let index = command.firstIndex(of: graceOption), index + 1 < command.count else { return command }
+    return Array(command[..<index] + command[(index + 2)...])
   }
 
   struct LockProblem: Error { var text: String }
 
   @discardableResult
-  func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan) -> Bool {
-    switch lockCommand(session, plan) {
+  func startLocker(_ session: Logind.SessionInfo, _ plan: LockPlan, graceMilliseconds: Int = 0) -> Bool {
+    switch lockCommand(session, plan, graceMilliseconds: graceMilliseconds) {
     case .success(let command):
       switch plan {
       case .virtualConsole: return startLocker(session, command: command, kind: .consoleHolder)
@@ -279,8 +291,10 @@ extension Daemon {
     }
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
     let restart = { [unowned self] in
+      // Never with the grace the first one had: killing a lock screen
+      // must not open the session to the next key.
       if let session = sessions[id], !session.isLocked {
-        startLocker(session.info, command: locker.command, kind: locker.kind, environment: locker.environment)
+        startLocker(session.info, command: Self.withoutGrace(locker.command), kind: locker.kind, environment: locker.environment)
       }
     }
     if delay == 0 {

@@ -30,7 +30,7 @@ final class Daemon {
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
   lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec"), loop: loop) { [unowned self] id in
-    if let session = sessions[id] { lock(session.info, reason: "idle") }
+    if let session = sessions[id] { lock(session.info, reason: "idle", grace: true) }
   }
 
   /// The user's sessions by id, each with everything held about it (its
@@ -160,6 +160,9 @@ final class Daemon {
       // The lock screens start first; whether a passcode was set or removed
       // behind our back is checked meanwhile, and the inhibitor goes as soon
       // as every lock screen has drawn, not after that check (SleepHandshake).
+      // A grace ends as a sleep begins: the lock screens already up hear it
+      // now (the rest see the suspend in their clocks when it comes).
+      for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
       sleepHook?.clearReady()
       sleepEvent(.prepareForSleep(sessions: sessionsToShowLocks()))
     } else {

@@ -170,11 +170,14 @@ import Testing
   @Test(arguments: [
     ("passlock", ["verify", "1234"], "Unexpected argument '1234'", "passlock verify [--stdin]", "passlock verify --help"),
     ("passlockd", ["--bogus"], "Unexpected argument '--bogus'", "passlockd", "passlockd --help"),
-    ("passlock-vt", ["--bogus"], "Unexpected argument '--bogus'", "passlock-vt --vt N [--ready-fd FD] | --release", "passlock-vt --help"),
+    (
+      "passlock-vt", ["--bogus"], "Unexpected argument '--bogus'", "passlock-vt --vt N [--ready-fd FD] [--grace-ms MS] | --release",
+      "passlock-vt --help"
+    ),
     // Refused before anything is opened (the console's descriptor would take that number).
     (
       "passlock-vt", ["--vt", "1", "--ready-fd", "987"], "--ready-fd 987 is not an open descriptor",
-      "passlock-vt --vt N [--ready-fd FD] | --release", "passlock-vt --help"
+      "passlock-vt --vt N [--ready-fd FD] [--grace-ms MS] | --release", "passlock-vt --help"
     ),
   ])
   func everyProgramWordsAUsageErrorAlike(_ program: String, _ arguments: [String], _ message: String, _ usage: String, _ help: String) {

@@ -295,12 +295,14 @@ final class ConsoleHolderTests {
 
   /// Starts `holderPath` for the session VT (run by `launcher`, when given);
   /// its ready pipe's read end.
-  func startHolder(_ holderPath: String = Harness.binDirectory + "/passlock-vt", through launcher: [String] = []) throws -> Int32 {
+  func startHolder(
+    _ holderPath: String = Harness.binDirectory + "/passlock-vt", through launcher: [String] = [], extra: [String] = []
+  ) throws -> Int32 {
     var ready: [Int32] = [0, 0]
     pipe(&ready)
     holder = try #require(
       Spawn.start(
-        launcher + [holderPath, "--vt", String(session.number), "--ready-fd", "3"], environment: h.environment,
+        launcher + [holderPath, "--vt", String(session.number), "--ready-fd", "3"] + extra, environment: h.environment,
         descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     return ready[0]
@@ -520,6 +522,29 @@ final class ConsoleHolderTests {
     waitFor("back to the keypad") { screen(lockVT).contains("Enter Passcode") }
     type("2580", on: lockVT)
     expectUnlocked("the holder exits 0")
+  }
+
+  /// An idle lock's grace (`--grace-ms`, passlockd's): a key on the lock VT
+  /// within it unlocks; a lock screen that replaces a killed one has none.
+  @Test func theGraceIsTheFirstLockScreensOnly() throws {
+    #expect(readyByte(try startHolder(extra: ["--grace-ms", "60000"])), "the ready byte after the first frame")
+    var lockVT = Int32(VT.activeConsole())
+    let first = try #require(lockScreens().first)
+    #expect(((try? String(contentsOfFile: "/proc/\(first)/cmdline", encoding: .utf8)) ?? "").contains("--grace-ms\u{0}60000"))
+    kill(first, SIGKILL)
+    waitFor("a new lock screen") { lockScreens().count == 1 && lockScreens().first != first }
+    let replacement = try #require(lockScreens().first)
+    #expect(!(((try? String(contentsOfFile: "/proc/\(replacement)/cmdline", encoding: .utf8)) ?? "").contains("--grace-ms")))
+    lockScreenAnswers(on: lockVT)  // a key is a digit there, no unlock
+    type("2580", on: lockVT)
+    expectUnlocked("the passcode unlocks")
+
+    #expect(readyByte(try startHolder(extra: ["--grace-ms", "60000"])), "the ready byte after the first frame")
+    lockVT = Int32(VT.activeConsole())
+    waitFor("the passcode screen") { screen(lockVT).contains("Enter Passcode") }
+    type("x", on: lockVT)
+    expectUnlocked("a key within the grace gives the console back")
+    #expect(VT.activeConsole() == session.number)
   }
 
   @Test func aKilledLockScreenComesBackAndAKilledHolderStaysLocked() throws {

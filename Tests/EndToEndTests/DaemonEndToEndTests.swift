@@ -512,6 +512,96 @@ final class DaemonEndToEndTests {
     #expect(logind.daemonLog.contains("locked (idle)"))
   }
 
+  /// An idle lock's grace ([Idle] GraceSec): only the idle lock gets it
+  /// (`--grace-ms`), not logind's Lock nor a lock screen that replaces a
+  /// killed one; a key within it gives the session back with nothing
+  /// counted; PrepareForSleep ends it (SIGUSR1 to the lock screen).
+  @Test func onlyAnIdleLockHasAGraceAndASleepOrARestartEndsIt() throws {
+    try "[Idle]\nLockAfterSec=1\nGraceSec=30\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    let idle = { (on: Bool) in
+      let since = Int(Date().timeIntervalSince1970 * 1_000_000) - (on ? 2_000_000 : 0)
+      self.logind.python(
+        "session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)"
+      )
+    }
+    var screen = ""
+    func locked(_ what: String) -> pid_t {
+      screen = ""
+      waitFor(what) {
+        screen += logind.drain()
+        return logind.lockerPIDs.count == 1 && screen.contains("Enter Passcode")
+      }
+      return logind.lockerPIDs.first ?? 0
+    }
+    func command(_ pid: pid_t) -> String { (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "" }
+    func unlocked(_ what: String) { waitFor(what) { logind.lockerPIDs.isEmpty && !logind.lockedHint } }
+    func failures() -> String {
+      h.passlock("status", "--json").stdout.components(separatedBy: "\"failed_attempts\":").last?.prefix(1).description ?? "?"
+    }
+
+    logind.lockSession()
+    var pid = locked("locked by logind's Lock")
+    #expect(!command(pid).contains("--grace-ms"), "logind's Lock has no grace: \(command(pid))")
+    logind.type("2580")
+    unlocked("unlocked")
+
+    idle(true)
+    pid = locked("locked once idle")
+    idle(false)
+    #expect(command(pid).contains("--grace-ms\u{0}30000"), "the idle lock has the grace: \(command(pid))")
+    logind.type("x")
+    unlocked("a key within the grace gives the session back")
+    #expect(failures() == "0", "nothing counted")
+
+    idle(true)
+    pid = locked("locked once idle again")
+    idle(false)
+    kill(pid, SIGKILL)
+    waitFor("a new lock screen replaces the killed one") { logind.lockerPIDs.count == 1 && logind.lockerPIDs.first != pid }
+    let replacement = logind.lockerPIDs.first ?? 0
+    #expect(!command(replacement).contains("--grace-ms"), "the replacement has no grace: \(command(replacement))")
+    screen = ""
+    waitFor("it draws") {
+      screen += logind.drain()
+      return screen.contains("Enter Passcode")
+    }
+    logind.type("1111")
+    waitFor("a key is a passcode digit there") {
+      screen += logind.drain()
+      return screen.contains("didn't match")
+    }
+    Wait.pastShake()
+    logind.type("2580")
+    unlocked("unlocked with the passcode")
+
+    idle(true)
+    pid = locked("locked once idle a third time")
+    idle(false)
+    // The sleep's SIGUSR1 ends the grace and makes the lock screen draw
+    // itself whole: its title again is the sign it was heard.
+    screen = logind.drain()
+    screen = ""
+    logind.emitPrepareForSleep(true)
+    waitFor("the lock screen heard the sleep begin") {
+      screen += logind.drain()
+      return screen.contains("Enter Passcode")
+    }
+    logind.type("1111")
+    waitFor("after a sleep began a key is a passcode digit") {
+      screen += logind.drain()
+      return screen.contains("didn't match")
+    }
+    logind.emitPrepareForSleep(false)
+    Wait.pastShake()
+    logind.type("2580")
+    unlocked("unlocked with the passcode")
+  }
+
   /// Runs `body` with the mocked session on a freshly allocated VT that is on
   /// screen, holding the shared console lock; restores the console afterwards.
   func onAConsoleSession(_ body: (VirtualConsoleTests.FreeConsole) throws -> Void) throws {

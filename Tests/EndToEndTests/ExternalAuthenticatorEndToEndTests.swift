@@ -54,6 +54,21 @@ final class ExternalAuthenticatorEndToEndTests {
     #expect(t.waitFor("rc=0"))
   }
 
+  /// During an idle lock's grace the external authenticator does not start
+  /// (it would light up, or unlock, for nothing); it starts once the grace
+  /// is over, however short ArmDelaySec.
+  @Test func notStartedDuringAGrace() throws {
+    try configure(autoStart: true)
+    let t = Tmux(h)
+    t.type("passlock lock --grace-ms 2000; echo rc=$?", enter: true)
+    #expect(t.waitFor("Enter Passcode"))
+    let started = control + "/started"
+    #expect(Wait.holds(for: 1.0) { !FileManager.default.fileExists(atPath: started) }, "not started within the grace")
+    #expect(waitForStart() != nil, "started once the grace is over")
+    try answer("success")
+    #expect(t.waitFor("rc=0"))
+  }
+
   @Test func pamTTYIsTheLockScreensTerminal() throws {
     try configure(autoStart: true)
     let t = Tmux(h)

@@ -15,26 +15,33 @@ import Testing
     (["change", "--stdin"], .change(allowSimple: false, stdin: true, forgot: false)),
     (["change", "--forgot"], .change(allowSimple: false, stdin: false, forgot: true)),
     (["remove", "--forgot", "--stdin"], .remove(stdin: true, forgot: true)),
-    (["lock"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: false)),
+    (["lock"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: false, graceMilliseconds: nil)),
     (
       ["lock", "--tty", "/dev/pts/3", "--ready-fd", "5"],
-      .lock(tty: "/dev/pts/3", readyFD: 5, record: nil, ownVT: false, leader: nil, session: false)
+      .lock(tty: "/dev/pts/3", readyFD: 5, record: nil, ownVT: false, leader: nil, session: false, graceMilliseconds: nil)
     ),
     (
       ["lock", "--tty", "/dev/pts/3", "--record", "/run/user/1000/passlock/locked/3"],
-      .lock(tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", ownVT: false, leader: nil, session: false)
+      .lock(
+        tty: "/dev/pts/3", readyFD: nil, record: "/run/user/1000/passlock/locked/3", ownVT: false, leader: nil, session: false,
+        graceMilliseconds: nil)
     ),
-    (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: true)),
+    (["lock", "--session"], .lock(tty: nil, readyFD: nil, record: nil, ownVT: false, leader: nil, session: true, graceMilliseconds: nil)),
     (
       ["lock", "--tty", "/dev/tty9", "--own-vt"],
-      .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, leader: nil, session: false)
+      .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, leader: nil, session: false, graceMilliseconds: nil)
     ),
     (["lock", "--check"], .lockCheck),
-    (["lock", "--wayland"], .lockWayland(readyFD: nil, record: nil)),
+    (["lock", "--wayland"], .lockWayland(readyFD: nil, record: nil, graceMilliseconds: nil)),
     (
       ["lock", "--wayland", "--ready-fd", "3", "--record", "/run/user/1000/passlock/locked/c2"],
-      .lockWayland(readyFD: 3, record: "/run/user/1000/passlock/locked/c2")
+      .lockWayland(readyFD: 3, record: "/run/user/1000/passlock/locked/c2", graceMilliseconds: nil)
     ),
+    (
+      ["lock", "--tty", "/dev/tty9", "--own-vt", "--grace-ms", "5000"],
+      .lock(tty: "/dev/tty9", readyFD: nil, record: nil, ownVT: true, leader: nil, session: false, graceMilliseconds: 5000)
+    ),
+    (["lock", "--wayland", "--grace-ms", "1"], .lockWayland(readyFD: nil, record: nil, graceMilliseconds: 1)),
     (["config"], .config),
     (["remove"], .remove(stdin: false, forgot: false)),
     (["verify", "--stdin"], .verify(stdin: true)),
@@ -60,19 +67,19 @@ import Testing
     ),
     (
       ["lock", "--check", "--session"],
-      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
+      "Error: '--check' cannot be combined with other options\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland] [--grace-ms <ms>]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--wayland", "--tty", "/dev/tty3"],
-      "Error: '--wayland' goes with '--ready-fd' and '--record' only\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
+      "Error: '--wayland' goes with '--ready-fd', '--record' and '--grace-ms' only\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland] [--grace-ms <ms>]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--tty"],
-      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
+      "Error: Missing value for '--tty <path>'\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland] [--grace-ms <ms>]\n  See 'passlock lock --help' for more information.\n"
     ),
     (
       ["lock", "--ready-fd", "1"],
-      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland]\n  See 'passlock lock --help' for more information.\n"
+      "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock lock [--tty <path>] [--session] [--ready-fd <fd>] [--record <path>] [--own-vt] [--leader <pid>] [--check] [--wayland] [--grace-ms <ms>]\n  See 'passlock lock --help' for more information.\n"
     ),
   ]
 

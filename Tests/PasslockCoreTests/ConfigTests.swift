@@ -48,6 +48,7 @@ import Testing
 
         [Idle]
         LockAfterSec=0
+        GraceSec=0
 
         [Console]
         Mode=auto

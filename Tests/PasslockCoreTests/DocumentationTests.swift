@@ -22,7 +22,7 @@ struct DocumentationTests {
     let script = ShellCompletions.script(for: .bash)
     #expect(script.contains("compgen -W \"lock set change remove verify status reset config help --help --version\""))
     #expect(script.contains("    verify)\n      COMPREPLY=($(compgen -W \"--stdin --help\" -- \"$cur\")) ;;\n"))
-    #expect(script.contains("--tty|--ready-fd|--record|--leader) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac"))
+    #expect(script.contains("--tty|--ready-fd|--record|--leader|--grace-ms) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac"))
   }
 
   @Test func everyConfigKeyIsInTheManualWithItsDefault() {
