@@ -117,7 +117,7 @@ import Testing
     #expect(bad.status == 64)
     #expect(
       bad.stderr
-        == "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock-wayland [--ready-fd <fd>] [--record <path>]\n  See 'passlock-wayland --help' for more information.\n"
+        == "Error: The value '1' is invalid for '--ready-fd <fd>': expected a descriptor above 2\nUsage: passlock-wayland [--ready-fd <fd>] [--record <path>] [--grace-ms <ms>]\n  See 'passlock-wayland --help' for more information.\n"
     )
     #expect(h.passlock("lock", "--wayland", "--own-vt").status == 64)
     // Its arguments are kept before main (CProgramArguments: Embedded Swift
