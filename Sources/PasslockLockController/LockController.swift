@@ -55,7 +55,7 @@ public final class LockController {
   /// and nothing counted. Ended by SIGUSR1 (passlockd, as a sleep begins),
   /// and by any suspend since it began (`suspendedAtGrace`).
   private var graceUntil: Int64?
-  private var suspendedAtGrace: UInt64 = 0
+  private var suspendedAtGrace: Int64 = 0
 
   /// The status on screen is not the gatekeeper's yet (drawn from
   /// StatusCache, or not known at all): no key is read until its answer
@@ -97,9 +97,11 @@ public final class LockController {
   // MARK: Grace
 
   /// Starts the grace of an idle lock, before the first frame (and before
-  /// `offerExternal`: the external authenticator waits for its end).
+  /// `offerExternal`: the external authenticator waits for its end). Not
+  /// where only the account password opens (a lockout, password first):
+  /// there a key must not skip what the policy asks for.
   public func beginGrace(milliseconds: Int64) {
-    guard milliseconds > 0, screen.flow == .unlock else { return }
+    guard milliseconds > 0, screen.flow == .unlock, !screen.lockedOut else { return }
     graceUntil = Self.now() + milliseconds
     suspendedAtGrace = suspendedNanoseconds()
   }
@@ -110,7 +112,7 @@ public final class LockController {
   /// Whether input now gives the session back: within the grace, and no
   /// suspend since it began (a sleep ends it locked even if nobody said so).
   public func inGrace(now: Int64) -> Bool {
-    guard let until = graceUntil, now < until, suspendedNanoseconds() - suspendedAtGrace < 1_000_000_000 else {
+    guard let until = graceUntil, now < until, suspendedNanoseconds() < suspendedAtGrace + 1_000_000_000 else {
       graceUntil = nil
       return false
     }
@@ -290,6 +292,8 @@ public final class LockController {
     confirming = false
     statusFailures = 0
     screen = LockScreen(reading: reading, revealLastDigit: screen.revealLastDigit, now: now)
+    // The gatekeeper says only the account password opens: no grace either.
+    if screen.lockedOut { graceUntil = nil }
     if let user = reading.status?.user { context.userAtHost = userAtHost(user) }
     if case .passcodeSet(let status) = reading, status.externalRefusal.isEmpty {
       offerExternal()

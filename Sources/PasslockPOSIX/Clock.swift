@@ -27,12 +27,13 @@ public func monotonicNanoseconds() -> UInt64 {
 
 /// Nanoseconds the machine has spent suspended since boot (CLOCK_BOOTTIME
 /// counts them, CLOCK_MONOTONIC does not): it grows only by a suspend.
-public func suspendedNanoseconds() -> UInt64 {
+/// Signed, and compared only with a margin: the two readings are not
+/// taken at the same instant, so two values may differ by a little either way.
+public func suspendedNanoseconds() -> Int64 {
+  let monotonic = Int64(monotonicNanoseconds())
   var ts = timespec()
   clock_gettime(CLOCK_BOOTTIME, &ts)
-  let boot = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-  let monotonic = monotonicNanoseconds()
-  return boot > monotonic ? boot - monotonic : 0
+  return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec) - monotonic
 }
 
 /// The environment variable, or nil. Callers running privileged must not ask.

@@ -71,11 +71,15 @@ final class Seat {
     keymap.load(fd: fd, size: size)
   }
 
+  /// evdev's KEY_POWER, KEY_SLEEP, KEY_WAKEUP, KEY_SUSPEND.
+  static let sleepKeys: Set<UInt32> = [116, 142, 143, 205]
+
   func key(_ key: UInt32, pressed: Bool) {
     guard pressed else { return }
     // Within an idle lock's grace any key gives the session back, a letter
-    // or Shift too (the keypad maps only digits).
-    if lock.releaseInGrace() { return }
+    // or Shift too (the keypad maps only digits); never the keys that put
+    // the machine to sleep, which reach the lock surface as they do it.
+    if !Self.sleepKeys.contains(key) && lock.releaseInGrace() { return }
     var keys = keymap.keys(pressing: key, passwordField: lock.passwordField)
     for typed in keys { lock.press(typed) }
     // What was typed lives on in the Secret only (the keys are plain values).

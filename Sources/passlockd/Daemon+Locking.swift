@@ -93,7 +93,11 @@ extension Daemon {
     case .virtualConsole, .terminal, .inSession: break
     }
     sessions[session.id]?.problem = nil
-    let graceMilliseconds = grace ? config.int("Idle.GraceSec") * 1000 : 0
+    // Not while a sleep begins, nor after a lock screen of this session
+    // failed since its last unlock (a restart's wait must not turn into
+    // an idle lock with a grace).
+    let graceAllowed = grace && !handshake.preparing && (sessions[session.id]?.restarts.quickFailures ?? 1) == 0
+    let graceMilliseconds = graceAllowed ? config.int("Idle.GraceSec") * 1000 : 0
     guard startLocker(session, chosen, graceMilliseconds: graceMilliseconds) else { return }
     let place: String
     switch chosen {
@@ -190,8 +194,13 @@ extension Daemon {
   ) -> Bool {
     do {
       let locker = try Locker(command: command, kind: kind, environment: environment, loop: loop) {
-        [unowned self] in
+        [unowned self, command] in
         sessions[session.id]?.problem = nil
+        // Ready while a sleep begins, after PrepareForSleep's SIGUSR1 went
+        // to the others: its grace ends now too.
+        if handshake.preparing && command.contains(Self.graceOption), let pid = sessions[session.id]?.lock?.pid {
+          _ = kill(pid, SIGUSR1)
+        }
         sleepEvent(.lockPresented(session.id))
       }
       sessions[session.id]?.lock = .running(locker)
@@ -243,6 +252,10 @@ extension Daemon {
     sessions[id]?.lock = nil
     if status == 0 {
       unlocked(session)
+      // Given back while a sleep begins (a key in a grace as the lid
+      // closed, the passcode a moment too late): locked again for the
+      // sleep, which waits for it.
+      if handshake.preparing { lock(session, reason: "sleep") }
       return
     }
     if status == ConsoleHolder.Exit.sharedSeat.rawValue, locker.isConsoleHolder {

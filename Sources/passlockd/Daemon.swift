@@ -162,6 +162,10 @@ final class Daemon {
       // as every lock screen has drawn, not after that check (SleepHandshake).
       // A grace ends as a sleep begins: the lock screens already up hear it
       // now (the rest see the suspend in their clocks when it comes).
+      // (A lock screen not ready yet hears it once it is: startLocker. An
+      // adopted one, a previous daemon's, is only polled: its pid may be
+      // someone else's by now, whom SIGUSR1 would kill; it sees the suspend
+      // in its own clocks.)
       for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
       sleepHook?.clearReady()
       sleepEvent(.prepareForSleep(sessions: sessionsToShowLocks()))

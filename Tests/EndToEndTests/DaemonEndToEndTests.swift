@@ -512,6 +512,35 @@ final class DaemonEndToEndTests {
     #expect(logind.daemonLog.contains("locked (idle)"))
   }
 
+  /// A session given back while a sleep begins (the passcode typed as the
+  /// lid closes) is locked again for that sleep, and the sleep waits for it.
+  @Test func anUnlockAsASleepBeginsIsLockedAgainForIt() throws {
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    logind.lockSession()
+    var screen = ""
+    waitFor("locked") {
+      screen += logind.drain()
+      return logind.lockerPIDs.count == 1 && screen.contains("Enter Passcode")
+    }
+    let first = logind.lockerPIDs.first ?? 0
+    logind.emitPrepareForSleep(true)
+    logind.type("2580")
+    waitFor("locked again for the sleep, by a new lock screen") {
+      logind.lockerPIDs.count == 1 && logind.lockerPIDs.first != first && logind.daemonLog.contains("locked (sleep)")
+    }
+    waitFor("and the sleep goes on once it is up") { logind.inhibitors().isEmpty }
+    #expect(logind.lockedHint)
+    logind.emitPrepareForSleep(false)
+    screen = ""
+    waitFor("its screen") {
+      screen += logind.drain()
+      return screen.contains("Enter Passcode")
+    }
+    logind.type("2580")
+    waitFor("unlocked after the sleep") { logind.lockerPIDs.isEmpty && !logind.lockedHint }
+  }
+
   /// An idle lock's grace ([Idle] GraceSec): only the idle lock gets it
   /// (`--grace-ms`), not logind's Lock nor a lock screen that replaces a
   /// killed one; a key within it gives the session back with nothing

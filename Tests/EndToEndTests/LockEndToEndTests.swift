@@ -232,6 +232,29 @@ struct AccountPasswordEndToEndTests {
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works from now on")
   }
 
+  /// A grace never skips what only the account password opens: with
+  /// password first asking for it (a lockout likewise), a key typed at once
+  /// goes into the password field, and only the password unlocks.
+  @Test func noGraceWhereOnlyThePasswordOpens() throws {
+    let h = Harness()
+    h.passlock("set", "--stdin", input: "2580\n2580\n")
+    h.accountPassword("hunter2")
+    let system = h.root + "/etc-passlock"
+    try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
+    try "[Authentication]\nPasswordAfterBoot=yes\n".write(toFile: system + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system
+    let t = Tmux(h)
+    t.type("passlock lock --grace-ms 60000; echo rc=$?", enter: true)
+    #expect(t.waitFor("Password: ____"))
+    t.type("x")
+    #expect(t.waitFor("Password: ●"), "the key went into the password field: \(t.screen)")
+    #expect(!t.screen.contains("rc=0"))
+    t.keys("C-u")
+    t.type("hunter2")
+    t.keys("Enter")
+    #expect(t.waitFor("rc=0"))
+  }
+
   // MARK: The first frame from the cached status (StatusCache)
 
   /// In a login session (XDG_RUNTIME_DIR is where the lock screen keeps its
