@@ -23,11 +23,32 @@ final class DaemonEndToEndTests {
 
   /// After resume the lock screen draws itself again in full (the clock has
   /// moved; a console may have come back blank).
-  func waitForTheFrameAfterResume() {
+  func waitForTheFrameAfterResume() { waitForScreen("Enter Passcode", "the lock screen drawn again after resume") }
+
+  /// The daemon's session as a Wayland session without a VT (the pty stands
+  /// in for where its lock screen goes), with `config` as the system file.
+  func aGraphicalSession(configured config: String) throws {
+    try config.write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
+    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+  }
+
+  /// logind's IdleHint for the session (swayidle's idlehint sets it), idle
+  /// since `secondsAgo`.
+  func setIdleHint(_ on: Bool, secondsAgo: Int = 0) {
+    let since = Int(Date().timeIntervalSince1970 * 1_000_000) - secondsAgo * 1_000_000
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)"
+    )
+  }
+
+  /// Waits until the pty shows `text` in what it receives from now on.
+  func waitForScreen(_ text: String, _ what: String, seconds: Double = 5) {
     var shown = ""
-    waitFor("the lock screen drawn again after resume") {
+    waitFor(what, seconds: seconds) {
       shown += logind.drain()
-      return shown.contains("Enter Passcode")
+      return shown.contains(text)
     }
   }
 
@@ -487,25 +508,15 @@ final class DaemonEndToEndTests {
   }
 
   @Test func aGraphicalSessionFollowsLogindsIdleHint() throws {
-    try "[Idle]\nLockAfterSec=2\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
-    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
-    // A Wayland session (swayidle's idlehint sets IdleHint); the pty stands in
-    // for where its lock screen goes.
-    logind.python(
-      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    // A Wayland session (swayidle's idlehint sets IdleHint).
+    try aGraphicalSession(configured: "[Idle]\nLockAfterSec=2\n")
     try logind.startDaemon()
-    let idle = { (on: Bool, secondsAgo: Int) in
-      let since = Int(Date().timeIntervalSince1970 * 1_000_000) - secondsAgo * 1_000_000
-      self.logind.python(
-        "session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)"
-      )
-    }
-    idle(true, 0)
+    setIdleHint(true, secondsAgo: 0)
     waitFor("the daemon arms an idle lock") { h.passlock("status").stdout.contains("idle lock in") }
-    idle(false, 0)  // activity: the timer is cancelled
+    setIdleHint(false, secondsAgo: 0)  // activity: the timer is cancelled
     waitFor("and cancels it") { !h.passlock("status").stdout.contains("idle lock in") }
     #expect(logind.lockerPIDs.isEmpty, "no lock after the session became active again")
-    idle(true, 1)  // idle since a second ago: locked a second from now
+    setIdleHint(true, secondsAgo: 1)  // idle since a second ago: locked a second from now
     let armed = Date()
     waitFor("locked once idle for LockAfterSec", seconds: 4) { logind.lockerPIDs.count == 1 }
     #expect(Date().timeIntervalSince(armed) >= 0.8, "not before the timeout")
@@ -518,11 +529,8 @@ final class DaemonEndToEndTests {
     try logind.startDaemon()
     waitFor("started") { logind.inhibitors() == ["passlock"] }
     logind.lockSession()
-    var screen = ""
-    waitFor("locked") {
-      screen += logind.drain()
-      return logind.lockerPIDs.count == 1 && screen.contains("Enter Passcode")
-    }
+    waitForScreen("Enter Passcode", "locked")
+    waitFor("by one lock screen") { logind.lockerPIDs.count == 1 }
     let first = logind.lockerPIDs.first ?? 0
     logind.emitPrepareForSleep(true)
     logind.type("2580")
@@ -532,11 +540,7 @@ final class DaemonEndToEndTests {
     waitFor("and the sleep goes on once it is up") { logind.inhibitors().isEmpty }
     #expect(logind.lockedHint)
     logind.emitPrepareForSleep(false)
-    screen = ""
-    waitFor("its screen") {
-      screen += logind.drain()
-      return screen.contains("Enter Passcode")
-    }
+    waitForTheFrameAfterResume()
     logind.type("2580")
     waitFor("unlocked after the sleep") { logind.lockerPIDs.isEmpty && !logind.lockedHint }
   }
@@ -546,25 +550,12 @@ final class DaemonEndToEndTests {
   /// killed one; a key within it gives the session back with nothing
   /// counted; PrepareForSleep ends it (SIGUSR1 to the lock screen).
   @Test func onlyAnIdleLockHasAGraceAndASleepOrARestartEndsIt() throws {
-    try "[Idle]\nLockAfterSec=1\nGraceSec=30\n".write(toFile: h.root + "/passlock.conf", atomically: true, encoding: .utf8)
-    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = h.root
-    logind.python(
-      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
+    try aGraphicalSession(configured: "[Idle]\nLockAfterSec=1\nGraceSec=30\n")
     try logind.startDaemon()
     waitFor("started") { logind.inhibitors() == ["passlock"] }
-    let idle = { (on: Bool) in
-      let since = Int(Date().timeIntervalSince1970 * 1_000_000) - (on ? 2_000_000 : 0)
-      self.logind.python(
-        "session('\(self.logind.session)').UpdateProperties(SESSION, {'IdleHint': \(on ? "True" : "False"), 'IdleSinceHint': dbus.UInt64(\(since))}, dbus_interface=MOCK)"
-      )
-    }
-    var screen = ""
     func locked(_ what: String) -> pid_t {
-      screen = ""
-      waitFor(what) {
-        screen += logind.drain()
-        return logind.lockerPIDs.count == 1 && screen.contains("Enter Passcode")
-      }
+      waitForScreen("Enter Passcode", what)
+      waitFor(what) { logind.lockerPIDs.count == 1 }
       return logind.lockerPIDs.first ?? 0
     }
     func command(_ pid: pid_t) -> String { (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "" }
@@ -579,52 +570,38 @@ final class DaemonEndToEndTests {
     logind.type("2580")
     unlocked("unlocked")
 
-    idle(true)
+    setIdleHint(true, secondsAgo: 2)
     pid = locked("locked once idle")
-    idle(false)
+    setIdleHint(false)
     #expect(command(pid).contains("--grace-ms\u{0}30000"), "the idle lock has the grace: \(command(pid))")
     logind.type("x")
     unlocked("a key within the grace gives the session back")
     #expect(failures() == "0", "nothing counted")
 
-    idle(true)
+    setIdleHint(true, secondsAgo: 2)
     pid = locked("locked once idle again")
-    idle(false)
+    setIdleHint(false)
     kill(pid, SIGKILL)
     waitFor("a new lock screen replaces the killed one") { logind.lockerPIDs.count == 1 && logind.lockerPIDs.first != pid }
     let replacement = logind.lockerPIDs.first ?? 0
     #expect(!command(replacement).contains("--grace-ms"), "the replacement has no grace: \(command(replacement))")
-    screen = ""
-    waitFor("it draws") {
-      screen += logind.drain()
-      return screen.contains("Enter Passcode")
-    }
+    waitForScreen("Enter Passcode", "it draws")
     logind.type("1111")
-    waitFor("a key is a passcode digit there") {
-      screen += logind.drain()
-      return screen.contains("didn't match")
-    }
+    waitForScreen("didn't match", "a key is a passcode digit there")
     Wait.pastShake()
     logind.type("2580")
     unlocked("unlocked with the passcode")
 
-    idle(true)
+    setIdleHint(true, secondsAgo: 2)
     pid = locked("locked once idle a third time")
-    idle(false)
+    setIdleHint(false)
     // The sleep's SIGUSR1 ends the grace and makes the lock screen draw
     // itself whole: its title again is the sign it was heard.
-    screen = logind.drain()
-    screen = ""
+    _ = logind.drain()
     logind.emitPrepareForSleep(true)
-    waitFor("the lock screen heard the sleep begin") {
-      screen += logind.drain()
-      return screen.contains("Enter Passcode")
-    }
+    waitForScreen("Enter Passcode", "the lock screen heard the sleep begin")
     logind.type("1111")
-    waitFor("after a sleep began a key is a passcode digit") {
-      screen += logind.drain()
-      return screen.contains("didn't match")
-    }
+    waitForScreen("didn't match", "after a sleep began a key is a passcode digit")
     logind.emitPrepareForSleep(false)
     Wait.pastShake()
     logind.type("2580")

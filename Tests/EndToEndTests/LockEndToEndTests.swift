@@ -206,11 +206,10 @@ struct AccountPasswordEndToEndTests {
     #expect(h.passlock("verify", "--stdin", input: "2580\n").status == 0, "the passcode works again")
   }
 
-  /// Password first ([Authentication] PasswordAfterBoot): a passcode set
-  /// without the account password leaves it unused in this boot, so the
-  /// passcode is refused (nothing counted) and the lock screen opens the
-  /// password field saying why; once the password was used, the passcode works.
-  @Test func passwordFirstAsksForThePasswordOnceThenThePasscodeWorks() throws {
+  /// A passcode set without the account password (so never used in this
+  /// boot), the password through pam_matrix, and PasswordAfterBoot=yes in
+  /// the system file the (not setuid) gatekeeper reads.
+  static func passwordFirst() throws -> Harness {
     let h = Harness()
     h.passlock("set", "--stdin", input: "2580\n2580\n")
     h.accountPassword("hunter2")
@@ -218,6 +217,15 @@ struct AccountPasswordEndToEndTests {
     try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
     try "[Authentication]\nPasswordAfterBoot=yes\n".write(toFile: system + "/passlock.conf", atomically: true, encoding: .utf8)
     h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system
+    return h
+  }
+
+  /// Password first ([Authentication] PasswordAfterBoot): a passcode set
+  /// without the account password leaves it unused in this boot, so the
+  /// passcode is refused (nothing counted) and the lock screen opens the
+  /// password field saying why; once the password was used, the passcode works.
+  @Test func passwordFirstAsksForThePasswordOnceThenThePasscodeWorks() throws {
+    let h = try Self.passwordFirst()
     let refused = h.passlock("verify", "--stdin", input: "2580\n")
     #expect(refused.status == 77 && refused.stderr.contains("Enter your password once after a restart"), "\(refused)")
     let status = h.passlock("status", "--json").stdout
@@ -236,13 +244,7 @@ struct AccountPasswordEndToEndTests {
   /// password first asking for it (a lockout likewise), a key typed at once
   /// goes into the password field, and only the password unlocks.
   @Test func noGraceWhereOnlyThePasswordOpens() throws {
-    let h = Harness()
-    h.passlock("set", "--stdin", input: "2580\n2580\n")
-    h.accountPassword("hunter2")
-    let system = h.root + "/etc-passlock"
-    try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
-    try "[Authentication]\nPasswordAfterBoot=yes\n".write(toFile: system + "/passlock.conf", atomically: true, encoding: .utf8)
-    h.environment["PASSLOCK_SYSTEM_CONFIG_DIR"] = system
+    let h = try Self.passwordFirst()
     let t = Tmux(h)
     t.type("passlock lock --grace-ms 60000; echo rc=$?", enter: true)
     #expect(t.waitFor("Password: ____"))
