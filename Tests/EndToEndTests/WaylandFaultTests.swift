@@ -17,7 +17,7 @@ struct WaylandFaultTests {
 
   /// The fake compositor on `scenario`, and passlock-wayland connected to
   /// it: their pids and the ready pipe's read end.
-  func start(_ scenario: String) throws -> (compositor: pid_t, lock: pid_t, ready: Int32) {
+  func start(_ scenario: String, _ extra: [String] = []) throws -> (compositor: pid_t, lock: pid_t, ready: Int32) {
     #expect(h.passlock("set", "--stdin", input: "2580\n2580\n").status == 0)
     h.environment["XDG_RUNTIME_DIR"] = h.root
     h.environment["WAYLAND_DISPLAY"] = "fake-0"
@@ -29,7 +29,7 @@ struct WaylandFaultTests {
     pipe(&ready)
     let lock = try #require(
       Spawn.start(
-        [Harness.binDirectory + "/passlock-wayland", "--ready-fd", "3"], environment: h.environment,
+        [Harness.binDirectory + "/passlock-wayland", "--ready-fd", "3"] + extra, environment: h.environment,
         descriptors: [(parent: ready[1], child: Int32(3))]))
     close(ready[1])
     return (compositor, lock, ready[0])
@@ -66,8 +66,11 @@ struct WaylandFaultTests {
     #expect(!requests().contains("ext_session_lock_v1.unlock_and_destroy"), "nothing unlocked: \(requests())")
   }
 
-  @Test func theUnlockComesOnlyAfterLockedAndThePasscode() throws {
-    let started = try start("late-locked")
+  /// Also within an idle lock's grace, where any key after `locked` gives
+  /// the session back: the keys sent before `locked` release nothing.
+  @Test(arguments: [[], ["--grace-ms", "60000"]])
+  func theUnlockComesOnlyAfterLocked(_ extra: [String]) throws {
+    let started = try start("late-locked", extra)
     let lock = started.lock
     defer { stop(started) }
     let status = Spawn.wait(lock, seconds: 15)
