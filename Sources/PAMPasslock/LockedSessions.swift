@@ -12,7 +12,7 @@ enum LockedSessions {
 
   static func anyLocked(uid: uid_t) -> Bool {
     do throws(BusError) {
-      let bus = try Bus(address: Bus.defaultSystemBus, timeoutMicroseconds: second)
+      let bus = try Bus(address: Bus.defaultSystemAddress, timeoutMicroseconds: second)
       let reply = try bus.call(
         name, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListSessions", timeoutMicroseconds: second)
       var paths: [String] = []

@@ -38,14 +38,14 @@ public final class Bus {
     var handler: (BusMessage) -> Void
   }
 
-  public static let defaultSystemBus = "unix:path=/run/dbus/system_bus_socket"
+  public static let defaultSystemAddress = "unix:path=/run/dbus/system_bus_socket"
 
   /// The system bus at `address`, or where DBUS_SYSTEM_BUS_ADDRESS says (a
   /// root PAM host must pass the address: a setuid host's environment is
   /// its caller's), authenticated and greeted within `timeoutMicroseconds`
   /// each.
   public init(address: String? = nil, timeoutMicroseconds: UInt64 = 5_000_000) throws(BusError) {
-    let address = address ?? environment("DBUS_SYSTEM_BUS_ADDRESS") ?? Self.defaultSystemBus
+    let address = address ?? environment("DBUS_SYSTEM_BUS_ADDRESS") ?? Self.defaultSystemAddress
     socket = try Self.connect(address)
     fd = socket.rawValue
     input = BusInput(fd: socket)
