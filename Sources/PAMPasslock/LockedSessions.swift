@@ -13,20 +13,8 @@ enum LockedSessions {
   static func anyLocked(uid: uid_t) -> Bool {
     do throws(BusError) {
       let bus = try Bus(address: Bus.defaultSystemAddress, timeoutMicroseconds: second)
-      let reply = try bus.call(
-        name, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListSessions", timeoutMicroseconds: second)
-      var paths: [String] = []
-      guard try reply.enter("a", "(susso)") else { return false }
-      while try reply.enter("r", "susso") {
-        _ = try reply.string()
-        let owner = try reply.uint32()
-        _ = try reply.string()
-        _ = try reply.string()
-        let path = try reply.objectPath()
-        try reply.exit()
-        if owner == uid { paths.append(path) }
-      }
-      for path in paths.prefix(16) {
+      let sessions = try LogindSessionList.sessions(of: uid, on: bus, timeoutMicroseconds: second)
+      for (_, path) in sessions.prefix(16) {
         let reply = try bus.call(
           name, path, "org.freedesktop.DBus.Properties", "Get", [.string("org.freedesktop.login1.Session"), .string("LockedHint")],
           timeoutMicroseconds: second)

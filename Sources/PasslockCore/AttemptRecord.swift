@@ -45,7 +45,12 @@ public struct AttemptRecord: Equatable, Sendable {
   /// After the account password: the counter starts again, and its use is
   /// recorded (password first).
   public func afterAccountPassword(now: Int64, boot: String) -> AttemptRecord {
-    var record = clearingFailures()
+    clearingFailures().usingPassword(now: now, boot: boot)
+  }
+
+  /// The account password's use recorded, nothing else changed.
+  public func usingPassword(now: Int64, boot: String) -> AttemptRecord {
+    var record = self
     record.lastPassword = now
     record.lastPasswordBoot = boot
     return record

@@ -120,7 +120,9 @@ public final class LockController {
   }
 
   /// Input (a key, a click) within the grace: the session is given back.
-  /// True when it was; the front end shows nothing more and ends.
+  /// True when it was; the front end shows nothing more and ends. The
+  /// front ends call it where input arrives, before it becomes keys (a
+  /// letter or Shift maps to no key on the keypad, yet is input).
   @discardableResult
   public func releaseInGrace(now: Int64) -> Bool {
     guard inGrace(now: now), !screen.finished else { return false }
@@ -209,7 +211,6 @@ public final class LockController {
 
   /// A key the front end read (a click already mapped by `press(keypad:)`).
   public func press(_ key: InputParser.Key, now: Int64) {
-    if releaseInGrace(now: now) { return }
     // Space starts the external authenticator too, outside the password field.
     if key == .text(0x20) && !screen.passwordMode && context.externalKey != nil {
       startExternal()
@@ -220,7 +221,6 @@ public final class LockController {
 
   /// A keypad key clicked or tapped.
   public func press(keypad key: LockRenderer.KeypadKey, now: Int64) {
-    if releaseInGrace(now: now) { return }
     switch key {
     case .digit(let d): apply(screen.key(.digit(d), now: now))
     case .delete: apply(screen.key(.delete, now: now))

@@ -38,13 +38,19 @@ public struct PAMModuleHandle {
     var token: UnsafePointer<CChar>?
     let rc = pam_get_authtok(handle, PAM_AUTHTOK, &token, prompt)
     guard rc == PAM_SUCCESS, let token else { return rc == PAM_SUCCESS ? PAM_AUTH_ERR : rc }
+    return Self.copy(UnsafeRawPointer(token), into: &secret) ? PAM_SUCCESS : PAM_AUTH_ERR
+  }
+
+  /// A NUL-terminated secret of PAM's (or ours) into `secret`; false when it
+  /// does not fit.
+  static func copy(_ text: UnsafeRawPointer, into secret: inout Secret) -> Bool {
     secret.clear()
-    var p = token
+    var p = text.assumingMemoryBound(to: UInt8.self)
     while p.pointee != 0 {
-      guard secret.append(UInt8(bitPattern: p.pointee)) else { return PAM_AUTH_ERR }
+      guard secret.append(p.pointee) else { return false }
       p += 1
     }
-    return PAM_SUCCESS
+    return true
   }
 
   /// Keeps a copy of `secret` in the handle under `name` (pam_set_data)
@@ -72,13 +78,7 @@ public struct PAMModuleHandle {
   public func kept(_ name: String, into secret: inout Secret) -> Bool {
     var data: UnsafeRawPointer?
     guard pam_get_data(handle, name, &data) == PAM_SUCCESS, let data else { return false }
-    secret.clear()
-    var p = data.assumingMemoryBound(to: UInt8.self)
-    while p.pointee != 0 {
-      guard secret.append(p.pointee) else { return false }
-      p += 1
-    }
-    return secret.count > 0
+    return Self.copy(data, into: &secret) && secret.count > 0
   }
 
   public enum MessageStyle { case error, info }

@@ -93,8 +93,10 @@ public struct PasscodeStore: ~Copyable {
     var wait: Int64 = 0
     var lockedOut = false
     var passwordFirst: PasswordFirst?
-    let boot = policy.afterBoot ? BootID.current() : ""
-    switch attempts() {
+    // One read of the counter and the boot id for every answer below.
+    let counter = attempts()
+    let boot = BootID.current()
+    switch counter {
     case .unusable: lockedOut = true
     case .record(let attempts):
       failures = attempts.failures
@@ -110,7 +112,8 @@ public struct PasscodeStore: ~Copyable {
       passcodeSet: record != nil, length: record?.length ?? 0, failedAttempts: failures,
       retryAfterSeconds: wait, accountPasswordRequired: required,
       store: location.kind, directory: location.directory, user: user,
-      externalRefusal: record == nil ? "no passcode is set" : externalRefusal(now: now, passwordFirst: policy) ?? "",
+      externalRefusal: record == nil
+        ? "no passcode is set" : Self.externalRefusal(counter, now: now, boot: boot, passwordFirst: policy) ?? "",
       passwordFirst: record == nil ? nil : passwordFirst)
   }
 
@@ -130,14 +133,16 @@ public struct PasscodeStore: ~Copyable {
     _ candidate: borrowing Secret, now: Int64, boot: String? = nil, passwordFirst policy: PasswordFirstPolicy = .off
   ) throws(StoreError) -> VerifyOutcome {
     guard let record = try wrap({ () throws(StoreFileError) in try passcode() }) else { return .failed(.noPasscode, message: nil) }
+    // Read once, and only where it matters (password first; a success).
+    var knownBoot = boot
     let counted: Result<AttemptRecord, Refusal> = try exclusively { () throws(StoreError) in
       let previous: AttemptRecord
       switch storedAttempts() {
       case .unusable(let reason): return .failure(.accountPasswordRequired(reason))
       case .record(let attempts): previous = attempts
       }
-      let bootNow = policy.afterBoot ? boot ?? BootID.current() : ""
-      if let why = previous.passwordFirst(policy, now: now, boot: bootNow) { return .failure(.passwordFirst(why)) }
+      if policy.afterBoot && knownBoot == nil { knownBoot = BootID.current() }
+      if let why = previous.passwordFirst(policy, now: now, boot: knownBoot ?? "") { return .failure(.passwordFirst(why)) }
       switch previous.gate(now: now) {
       case .open: break
       case .wait(let seconds): return .failure(.wait(seconds))
@@ -165,7 +170,7 @@ public struct PasscodeStore: ~Copyable {
         // The boot id matters only on success: read it then, not on every
         // try. A success the store cannot record (the disk filled since the
         // count) is still one: the count keeps this attempt, never fewer.
-        do throws(StoreError) { try write(current.succeeded(now: now, boot: boot ?? BootID.current())) } catch {
+        do throws(StoreError) { try write(current.succeeded(now: now, boot: knownBoot ?? BootID.current())) } catch {
           guard error.unwritable != nil else { throw error }
         }
         return .accepted
@@ -289,7 +294,11 @@ public struct PasscodeStore: ~Copyable {
   public func externalRefusal(
     now: Int64, boot: String = BootID.current(), passwordFirst policy: PasswordFirstPolicy = .off
   ) -> String? {
-    switch attempts() {
+    Self.externalRefusal(attempts(), now: now, boot: boot, passwordFirst: policy)
+  }
+
+  static func externalRefusal(_ counter: Attempts, now: Int64, boot: String, passwordFirst policy: PasswordFirstPolicy) -> String? {
+    switch counter {
     case .unusable(let reason): return reason
     case .record(let record):
       if record.passwordFirst(policy, now: now, boot: boot) != nil { return "the account password is needed first" }
@@ -302,10 +311,8 @@ public struct PasscodeStore: ~Copyable {
   /// the passcode's counter is left as it is.
   public func recordAccountPassword(now: Int64 = wallClockSeconds(), boot: String = BootID.current()) throws(StoreError) {
     try exclusively { () throws(StoreError) in
-      guard case .record(var record) = storedAttempts() else { return }
-      record.lastPassword = now
-      record.lastPasswordBoot = boot
-      try write(record)
+      guard case .record(let record) = storedAttempts() else { return }
+      try write(record.usingPassword(now: now, boot: boot))
     }
   }
 

@@ -138,8 +138,6 @@ final class TerminalLockScreen {
   }
 
   private func handle(_ key: InputParser.Key, now: Int64) {
-    // Within an idle lock's grace a click anywhere gives the session back.
-    if controller.releaseInGrace(now: now) { return }
     if case .click(let column, let row) = key {
       if let key = layout.key(atColumn: column, row: row) { controller.press(keypad: key, now: now) }
       return

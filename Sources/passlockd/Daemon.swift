@@ -166,7 +166,7 @@ final class Daemon {
       // adopted one, a previous daemon's, is only polled: its pid may be
       // someone else's by now, whom SIGUSR1 would kill; it sees the suspend
       // in its own clocks.)
-      for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+      signalReadyLockScreens()
       sleepHook?.clearReady()
       sleepEvent(.prepareForSleep(sessions: sessionsToShowLocks()))
     } else {
@@ -174,8 +174,16 @@ final class Daemon {
       // the lock screens draw themselves again (the clock has moved).
       sleepHook?.clearReady()
       sleepEvent(.resumed)
-      for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+      signalReadyLockScreens()
     }
+  }
+
+  /// SIGUSR1 to every lock screen (or console holder) of ours that is up:
+  /// it draws itself whole again and ends a grace. Only our children, and
+  /// only once ready (their handler is installed by then; before, SIGUSR1
+  /// would kill them).
+  func signalReadyLockScreens() {
+    for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
   }
 
   func logindUnlock(path: String?) {

@@ -19,19 +19,7 @@ final class Logind {
   /// The user's sessions (ListSessions, filtered by uid: a user service is
   /// not inside any session itself).
   func sessions(of uid: uid_t) throws(BusError) -> [SessionInfo] {
-    let reply = try bus.call(Self.name, Self.path, Self.manager, "ListSessions")
-    var found: [(String, String)] = []
-    guard try reply.enter("a", "(susso)") else { return [] }
-    while try reply.enter("r", "susso") {
-      let id = try reply.string()
-      let owner = try reply.uint32()
-      _ = try reply.string()
-      _ = try reply.string()
-      let path = try reply.objectPath()
-      try reply.exit()
-      if owner == uid { found.append((id, path)) }
-    }
-    try reply.exit()
+    let found = try LogindSessionList.sessions(of: uid, on: bus)
     // A session that ended since the list was made cannot be read: skipped,
     // not a failed refresh (the others, a new one among them, still count).
     return found.compactMap { (id, path) in (try? info(id: id, path: path)) ?? nil }
