@@ -2,8 +2,8 @@ import CXKBCommon
 import Glibc
 
 /// The compositor's keymap for one keyboard, through xkbcommon: which keysym
-/// and text a key gives with the modifiers in force, and whether Ctrl or
-/// Caps Lock is on.
+/// and text a key gives with the modifiers in force, whether Ctrl or Caps
+/// Lock is on, and which of several layouts is in force.
 final class Keymap {
   private let context: OpaquePointer?
   private var keymap: OpaquePointer?
@@ -58,6 +58,15 @@ final class Keymap {
   }
 
   var capsLock: Bool { state.map { xkb_state_mod_name_is_active($0, "Lock", XKB_STATE_MODS_LOCKED) > 0 } ?? false }
+
+  /// The layout in force ("French"), when the keymap has more than one: a
+  /// password typed blind depends on which (a single layout goes unsaid, as
+  /// swaylock leaves it).
+  var layoutName: String? {
+    guard let keymap, let state, xkb_keymap_num_layouts(keymap) > 1 else { return nil }
+    let index = xkb_state_serialize_layout(state, XKB_STATE_LAYOUT_EFFECTIVE)
+    return xkb_keymap_layout_get_name(keymap, index).map { String(cString: $0) }
+  }
   var control: Bool { state.map { xkb_state_mod_name_is_active($0, "Control", XKB_STATE_MODS_EFFECTIVE) > 0 } ?? false }
 
   /// The lock screen's keys for a press of the key with evdev code `key`.

@@ -26,12 +26,12 @@ struct Painter {
 
   /// Paints everything on `cairo` (scaled to logical pixels already).
   func paint(
-    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, capsLock: Bool, now: Int64
+    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, keyboard: Keyboard, now: Int64
   ) {
     setColor(cairo, SurfacePalette.background)
     lib.paint(cairo)
     if screen.passwordMode {
-      paintPasswordField(cairo, layout: layout, screen: screen, context: context, capsLock: capsLock)
+      paintPasswordField(cairo, layout: layout, screen: screen, context: context, keyboard: keyboard)
     } else {
       paintKeypadScreen(cairo, layout: layout, screen: screen, context: context, now: now)
     }
@@ -97,10 +97,18 @@ struct Painter {
     }
   }
 
+  /// What the keyboard's state says under the password field.
+  struct Keyboard {
+    var capsLock: Bool
+    /// The layout in force, when there are several.
+    var layoutName: String?
+  }
+
   /// The account password field: title, PAM's prompt as its label, one mask
-  /// per character, and Caps Lock said under it.
+  /// per character, and under it the layout in force (when there are
+  /// several) and Caps Lock, in the error colour while it is on.
   private func paintPasswordField(
-    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, capsLock: Bool
+    _ cairo: OpaquePointer, layout: SurfaceLayout, screen: LockScreen, context: LockRenderer.Context, keyboard: Keyboard
   ) {
     text(cairo, renderer.texts.accountPasswordTitle, in: layout.title, color: SurfacePalette.color(theme.titleColor), bold: true)
     let (message, isError) = renderer.passwordMessage(screen, context)
@@ -116,7 +124,11 @@ struct Painter {
     // its field's width too): a long password does not run out of the field.
     let masks = String(repeating: theme.filledGlyph ?? "●", count: min(screen.entered, 12))
     text(cairo, label + masks, in: .init(rect: field, fontSize: field.height * 0.42), color: color)
-    if capsLock { text(cairo, renderer.texts.capsLock, in: layout.capsLock, color: SurfacePalette.color(theme.errorColor)) }
+    let under = [keyboard.layoutName, keyboard.capsLock ? renderer.texts.capsLock : nil].compactMap { $0 }
+    if !under.isEmpty {
+      let color = SurfacePalette.color(keyboard.capsLock ? theme.errorColor : nil)
+      text(cairo, under.joined(separator: " · "), in: layout.capsLock, color: color)
+    }
   }
 
   // MARK: Text

@@ -263,6 +263,7 @@ final class WaylandLock {
   // MARK: Drawing
 
   private var capsLock: Bool { seats.contains { $0.keymap.capsLock } }
+  private var layoutName: String? { seats.lazy.compactMap { $0.keymap.layoutName }.first }
 
   /// Everything a frame shows: a surface whose last frame showed another
   /// state is drawn again. The screen and its context as they are, and what
@@ -274,6 +275,7 @@ final class WaylandLock {
     var shakeOffset: Int?
     var secondsUntilRetry: Int64
     var capsLock: Bool
+    var layoutName: String?
   }
 
   private func frameState(_ controller: LockController, now: Int64) -> FrameState {
@@ -281,7 +283,7 @@ final class WaylandLock {
     return FrameState(
       screen: screen, context: controller.context, visibleDigit: screen.visibleDigit(now: now),
       shakeOffset: screen.isShaking(now: now) ? screen.shakeOffset(now: now) : nil,
-      secondsUntilRetry: screen.secondsUntilRetry(now: now), capsLock: capsLock)
+      secondsUntilRetry: screen.secondsUntilRetry(now: now), capsLock: capsLock, layoutName: layoutName)
   }
 
   private func drawAll() {
@@ -296,7 +298,9 @@ final class WaylandLock {
       output.draw(
         state: state, shm: shm, lib: painter.lib,
         paint: { cairo, layout in
-          painter.paint(cairo, layout: layout, screen: state.screen, context: state.context, capsLock: state.capsLock, now: now)
+          painter.paint(
+            cairo, layout: layout, screen: state.screen, context: state.context,
+            keyboard: .init(capsLock: state.capsLock, layoutName: state.layoutName), now: now)
         },
         layoutFor: { width, height in
           SurfaceLayout(

@@ -10,13 +10,14 @@ keysyms it types, so it cannot test positions).
 A pointer that clicks at points of the output layout (absolute motion,
 then the left button), for clicks on the lock screen's keypad.
 
-Usage: vinput.py keys [--keymap-after SECONDS] [--locked MASK] [--hold SECONDS] KEYMAP-FILE CODE...
+Usage: vinput.py keys [--keymap-after SECONDS] [--locked MASK] [--group N] [--hold SECONDS] KEYMAP-FILE CODE...
          (evdev codes, pressed and released in order; --keymap-after: a
          keyboard without a keymap for that long, during which the
          compositor gives clients a keymap of format NO_KEYMAP; --locked:
          then the locked modifiers, as a keyboard's own state would have
          them (a virtual keyboard sends its modifiers itself: 2 is Lock,
-         Caps Lock on); --hold: the keyboard stays that long afterwards)
+         Caps Lock on); --group: the layout in force, 0 the first; --hold:
+         the keyboard stays that long afterwards)
        vinput.py click WIDTH HEIGHT X,Y...
          (the layout's size, and the points to click, in its pixels)
 Protocols: wl_display, wl_registry, wl_seat, zwp_virtual_keyboard_manager_v1,
@@ -105,7 +106,7 @@ def connect():
 
 
 def keys(arguments):
-    options = {"--keymap-after": 0.0, "--hold": 0.0, "--locked": -1}
+    options = {"--keymap-after": 0.0, "--hold": 0.0, "--locked": -1, "--group": -1}
     while arguments[:1] and arguments[0] in options:
         options[arguments[0]], arguments = float(arguments[1]), arguments[2:]
     keymap_after = options["--keymap-after"]
@@ -133,8 +134,9 @@ def keys(arguments):
             wl.send(keyboard, 1, struct.pack("<III", stamp, code, state))  # key
             wl.roundtrip()
             time.sleep(0.05)
-    if options["--locked"] >= 0:
-        wl.send(keyboard, 2, struct.pack("<IIII", 0, 0, int(options["--locked"]), 0))  # modifiers
+    if options["--locked"] >= 0 or options["--group"] >= 0:
+        locked, group = max(0, int(options["--locked"])), max(0, int(options["--group"]))
+        wl.send(keyboard, 2, struct.pack("<IIII", 0, 0, locked, group))  # modifiers
     wl.roundtrip()
     time.sleep(options["--hold"])
 
