@@ -187,6 +187,10 @@ let package = Package(
     .target(name: "PasslockPAM", dependencies: ["PasslockCore", "PasslockPOSIX", "CPAM"]),
     // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
     .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
+    // A compositor's idle notification (ext-idle-notify-v1), the Wayland
+    // wire spoken directly as PasslockBus speaks D-Bus: passlockd links no
+    // Wayland library.
+    .target(name: "PasslockWaylandIdle", dependencies: ["PasslockPOSIX"]),
     // What passlockd waits for on its event loop: idle timers, retries
     // (tested on a ManualClock).
     .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
@@ -240,7 +244,7 @@ let package = Package(
       swiftSettings: waylandLockScreen.swift, linkerSettings: waylandLockScreen.linker),
     .executableTarget(
       name: "passlockd",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers"],
+      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle"],
       linkerSettings: fullyStatic + lockScreenOrder),
     .executableTarget(
       name: "passlock-auth",
@@ -256,6 +260,7 @@ let package = Package(
     .testTarget(name: "PasslockCoreTests", dependencies: ["PasslockCore"]),
     .testTarget(name: "PasslockPOSIXTests", dependencies: ["PasslockPOSIX"]),
     .testTarget(name: "PasslockBusTests", dependencies: ["PasslockBus", "PasslockPOSIX"]),
+    .testTarget(name: "PasslockWaylandIdleTests", dependencies: ["PasslockWaylandIdle", "PasslockPOSIX"]),
     .testTarget(name: "PasslockTimersTests", dependencies: ["PasslockTimers", "PasslockCore", "PasslockPOSIX"]),
     .testTarget(
       name: "PasslockStoreTests",

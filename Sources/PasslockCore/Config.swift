@@ -115,7 +115,7 @@ public struct Config: Equatable, Sendable {
     Key(
       section: "Idle", key: "LockAfterSec", defaultValue: "0", kind: .integer(0...86_400),
       help:
-        "Lock a session after this many seconds without input (0: never). A TTY session's clock is its terminal's access time, which the kernel moves only when it enters another 8-second bucket: the lock comes up to 8 seconds late, never early. Graphical sessions follow logind's IdleHint."
+        "Lock a session after this many seconds without input (0: never). A TTY session's clock is its terminal's access time, which the kernel moves only when it enters another 8-second bucket: the lock comes up to 8 seconds late, never early. A session whose Wayland compositor passlockd finds is timed by the compositor (ext-idle-notify-v1: every input it sees, its idle inhibitors honoured); other graphical sessions follow logind's IdleHint."
     ),
     Key(
       section: "Idle", key: "GraceSec", defaultValue: "0", kind: .integer(0...60),

@@ -65,6 +65,10 @@ struct DaemonStatus {
     var id, tty: String
     var remote, locked: Bool
     var idleIn: Int64?
+    /// The compositor that times its idle lock ("wayland-1"), when one does.
+    var idleCompositor: String?
+    /// What its compositor does that a lock needs undone (HyprlandLockRestore).
+    var compositorWarning: String?
     var problem: String?
     var note: String?
     /// The desktop that locks it by itself, when the lock is left to it (LockPlan.desktop).
@@ -80,7 +84,8 @@ struct DaemonStatus {
       }
       return Row(
         id: session.id, tty: session.info.tty, remote: session.info.remote, locked: session.isLocked,
-        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, problem: session.problem,
+        idleIn: daemon.idle.deadlines[session.id].map { max(0, $0 - now) }, idleCompositor: daemon.idleCompositor(of: session.id),
+        compositorWarning: session.compositorWarning, problem: session.problem,
         note: desktop.map(SelfLockingDesktops.statusNote) ?? session.note, lockedBy: desktop)
     }
   }
@@ -101,8 +106,10 @@ struct DaemonStatus {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"
       line += row.remote ? ", remote (left alone)" : row.lockedBy != nil ? "" : row.locked ? ", locked" : ", unlocked"
       if let idle = row.idleIn { line += ", idle lock in \(TimeText.clock(idle))" }
+      if let compositor = row.idleCompositor { line += ", idle timed by its compositor (\(compositor))" }
       if let problem = row.problem { line += ", \(problem)" }
       if let note = row.note { line += ", \(note)" }
+      if let warning = row.compositorWarning { line += "\n  Warning: \(warning)" }
       out += line + "\n"
     }
     return out
@@ -111,8 +118,9 @@ struct DaemonStatus {
   func json() -> String {
     let sessions = rows.map { row in
       "{\"id\":\(JSON.quoted(row.id)),\"tty\":\(JSON.quoted(row.tty)),\"remote\":\(row.remote),\"locked\":\(row.locked),"
-        + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null"),"
-        + "\"note\":\(row.note.map(JSON.quoted) ?? "null"),\"locked_by\":\(row.lockedBy.map(JSON.quoted) ?? "null"),"
+        + "\"idle_lock_in_seconds\":\(row.idleIn.map(String.init) ?? "null"),"
+        + "\"idle_timed_by_compositor\":\(row.idleCompositor.map(JSON.quoted) ?? "null"),\"problem\":\(row.problem.map(JSON.quoted) ?? "null"),"
+        + "\"compositor_warning\":\(row.compositorWarning.map(JSON.quoted) ?? "null"),\"note\":\(row.note.map(JSON.quoted) ?? "null"),\"locked_by\":\(row.lockedBy.map(JSON.quoted) ?? "null"),"
         + "\"passcode_on_its_lock_screen\":\(row.lockedBy == nil ? "null" : String(SelfLockingDesktops.passcodeOnTheirLockScreens))}"
     }
     let idle = daemon.idleInhibitors.map { inhibitor in

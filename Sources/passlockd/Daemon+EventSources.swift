@@ -5,7 +5,7 @@ import PasslockCore
 import PasslockPOSIX
 
 /// What passlockd waits on: the bus, its children, the gatekeeper's
-/// removal, and systemd's watchdog.
+/// removal, compositors' sockets appearing, and systemd's watchdog.
 extension Daemon {
   func watchBus() {
     // The socket, and the bus's own signal that signals read during a call wait.
@@ -48,6 +48,26 @@ extension Daemon {
       guard watch.fileIsGone() else { return }
       Log.info("\(watch.path) was removed (passlock was uninstalled); passlockd exits")
       exit(Daemon.uninstalledStatus)
+    }
+  }
+
+  /// A new `wayland-*` socket in the runtime directory: a compositor
+  /// started (or one came back). Sessions its idle notification could not
+  /// time are looked at again, and a Hyprland is asked about its lock
+  /// restore; a moment later, since a compositor listens just after it binds.
+  func watchCompositorSockets() {
+    guard let runtime = environment("XDG_RUNTIME_DIR"),
+      let watch = DirectoryWatch(directory: runtime, events: Int32(IN_CREATE | IN_MOVED_TO))
+    else { return }
+    loop.watch(watch.fd) { [unowned self] in
+      guard watch.names().contains(where: WaylandCompositors.isSocketName) else { return }
+      loop.after(milliseconds: 500) { [unowned self] in
+        for id in sessions.keys {
+          if case .unavailable = sessions[id]?.compositorIdle { sessions[id]?.compositorIdle = nil }
+        }
+        updateIdleTimers()
+        checkHyprlandLockRestore()
+      }
     }
   }
 

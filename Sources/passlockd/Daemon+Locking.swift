@@ -106,7 +106,7 @@ extension Daemon {
     }
     Log.info("session \(session.id): locked (\(reason)) \(place)")
     logind.setLockedHint(session, true)
-    idle.stop(session.id)
+    stopIdleTimers(session.id)
     guard case .virtualConsole = chosen else { return }
     // One console lock locks switching for the whole seat: the user's other
     // sessions there cannot come on screen until it unlocks.
@@ -132,7 +132,7 @@ extension Daemon {
     if let pid = sessions[cover]?.lock?.pid { records?.add(session.id, locker: pid) }
     Log.info("session \(session.id): locked (\(reason)) by session \(cover)'s console lock")
     logind.setLockedHint(session, true)
-    idle.stop(session.id)
+    stopIdleTimers(session.id)
     sleepEvent(.lockPresented(session.id))
   }
 

@@ -13,8 +13,10 @@ import PasslockTimers
 /// rest: Daemon+Locking.swift (lock screens: start, restart, adopt),
 /// Daemon+SleepHandshake.swift (carrying out SleepHandshake: the locks
 /// before sleep, the inhibitor, sleep-ready), Daemon+EventSources.swift
-/// (bus, children, watchdog), TrackedSession.swift (everything held about
-/// one session); SleepHook.swift is the system sleep hook's
+/// (bus, children, compositor sockets, watchdog), Daemon+CompositorIdle.swift
+/// (idle timed by a session's compositor), HyprlandLockRestore.swift (the
+/// warning Hyprland's users need), TrackedSession.swift (everything held
+/// about one session); SleepHook.swift is the system sleep hook's
 /// own run (`--sleep-hook`, as root), not the daemon's. Which sessions it
 /// locks is LockPlan's call, when the machine may sleep SleepHandshake's,
 /// what a status answer means StatusReading's (PasslockCore). The state
@@ -83,6 +85,8 @@ final class Daemon {
     watchBus()
     watchChildren()
     watchUninstall()
+    watchCompositorSockets()
+    checkHyprlandLockRestore()
     startWatchdog()
     ServiceManager.notify("READY=1")
     Log.info(
@@ -350,9 +354,12 @@ final class Daemon {
     for session in sessionInfos where session.isGraphical { followIdleHint(session) }
   }
 
-  /// A graphical session's IdleHint (it has no TTY whose atime could tell).
+  /// A graphical session's IdleHint (it has no TTY whose atime could tell),
+  /// unless its compositor times it.
   func followIdleHint(_ session: Logind.SessionInfo) {
-    guard session.isGraphical, !session.remote, let hint = logind.idleHint(session) else { return }
+    guard session.isGraphical, !session.remote else { return }
+    if case .asked = sessions[session.id]?.compositorIdle { return }
+    guard let hint = logind.idleHint(session) else { return }
     idle.hint(
       session.id, idle: hint.idle, sinceMicroseconds: hint.sinceMicroseconds,
       enabled: handshake.locks && !isLocked(session.id))
@@ -362,9 +369,9 @@ final class Daemon {
     guard let session = sessions[id] else { return }
     Log.info("session \(id): logged out")
     session.lock?.locker?.kill()
+    stopIdleTimers(id)
     sessions[id] = nil
     records?.remove(id)
-    idle.stop(id)
     sleepEvent(.sessionRemoved(id))
     // Sessions its console lock covered are locked on their own again.
     for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
@@ -378,9 +385,21 @@ final class Daemon {
   /// The session whose object path a logind signal came from.
   func session(at path: String?) -> Logind.SessionInfo? { sessions.values.first { $0.info.path == path }?.info }
 
-  /// Idle timers for every unlocked session that gets a lock screen.
+  /// Idle timers for every unlocked session that gets a lock screen: its
+  /// compositor's where it has one that can (Daemon+CompositorIdle), else
+  /// its terminal's (IdleWatcher; a graphical session's IdleHint follows
+  /// logind's signals).
   func updateIdleTimers() {
-    idle.update(sessions: lockableSessions().filter { !isLocked($0.id) }, enabled: handshake.locks)
+    let enabled = handshake.locks && idle.timeoutSeconds > 0 && !idle.heldOff
+    var byCompositor: Set<String> = []
+    for session in sessionInfos {
+      if isLocked(session.id) {
+        stopCompositorIdle(session.id)
+      } else if followCompositorIdle(session, enabled: enabled) {
+        byCompositor.insert(session.id)
+      }
+    }
+    idle.update(sessions: lockableSessions().filter { !isLocked($0.id) && !byCompositor.contains($0.id) }, enabled: handshake.locks)
   }
 
   /// `passlock lock --session`: every path goes through logind's Lock signal

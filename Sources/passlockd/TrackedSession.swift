@@ -2,7 +2,8 @@ import PasslockCore
 
 /// Everything passlockd holds about one of the user's logind sessions: one
 /// value per session in `Daemon.sessions`, so forgetting a session forgets
-/// all of it (its idle timer is IdleWatcher's, stopped beside it).
+/// all of it (its idle timer is IdleWatcher's, stopped beside it; its compositor's
+/// idle watch is closed by `Daemon.stopIdleTimers` first).
 struct TrackedSession {
   var info: Logind.SessionInfo
   /// How it is locked (SessionLock); nil: unlocked.
@@ -16,6 +17,12 @@ struct TrackedSession {
   var inSessionRefused = false
   /// Its lock screens' failures in a row (the restart's delay).
   var restarts = RestartBackoff()
+  /// Its compositor's idle notification, or why it has none (Daemon+CompositorIdle).
+  var compositorIdle: CompositorIdle?
+  /// The compositor socket whose Hyprland option was asked about, and what
+  /// to warn of (HyprlandLockRestore; shown by status).
+  var hyprlandChecked: String?
+  var compositorWarning: String?
 
   init(_ info: Logind.SessionInfo) { self.info = info }
 

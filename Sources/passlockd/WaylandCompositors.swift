@@ -31,7 +31,7 @@ enum WaylandCompositors {
   private static func inSession(_ path: String, logind: Logind) -> [(display: String, pid: pid_t)] {
     guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return [] }
     var found: [(display: String, pid: pid_t)] = []
-    for name in Directory.names(runtime) ?? [] where name.hasPrefix("wayland-") && !name.hasSuffix(".lock") {
+    for name in Directory.names(runtime) ?? [] where isSocketName(name) {
       // Non-blocking: a stopped compositor's full backlog must not stall the daemon.
       guard let address = UnixSocketAddress(path: runtime + "/" + name),
         let socket = try? UnixSocket.connect(address, nonBlocking: true)
@@ -42,6 +42,9 @@ enum WaylandCompositors {
     }
     return found
   }
+
+  /// A compositor's socket ("wayland-1"), not its lock file.
+  static func isSocketName(_ name: String) -> Bool { name.hasPrefix("wayland-") && !name.hasSuffix(".lock") }
 
   /// Whether `pid` holds a DRM primary node open: it drives a display.
   private static func holdsDisplayDevice(_ pid: pid_t) -> Bool {

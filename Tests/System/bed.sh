@@ -20,8 +20,9 @@ BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login p
   autopkgtest dpkg-dev pamtester)
 # Debian 13's sway (1.10) offers ext-session-lock-v1 (bookworm's 1.7 does
 # not): a Wayland desktop in a logind session of its own, run headless, with
-# grim for screenshots and wtype for keys.
-[ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(sway grim wtype fonts-dejavu-core)
+# grim for screenshots, wtype for keys and foot for a window (one that
+# inhibits idle).
+[ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(sway grim wtype fonts-dejavu-core foot)
 # The desktops whose own lock screens take the passcode through their own
 # PAM services (Debian 13): their packages are only downloaded into the
 # root (/var/cache/passlock-test-debs), for the tests to take each service's
