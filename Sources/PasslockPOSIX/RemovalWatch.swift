@@ -21,7 +21,7 @@ public struct RemovalWatch {
 
   /// Reads what is pending; true when the file is gone now.
   public func fileIsGone() -> Bool {
-    _ = watch.names()  // the names do not matter: the file's presence does
+    _ = watch.changes()  // the names do not matter: the file's presence does
     return access(path, F_OK) != 0 && errno == ENOENT
   }
 }

@@ -64,24 +64,32 @@ public enum WaylandWire {
   /// for its rest.
   public struct Framer: Sendable {
     private var pending: [UInt8] = []
+    /// Where the next message starts in `pending` (what came before is
+    /// dropped at the next append, not once per message).
+    private var start = 0
 
     public init() {}
 
-    public mutating func append(_ bytes: some Sequence<UInt8>) { pending += bytes }
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+      pending.removeFirst(start)
+      start = 0
+      pending += bytes
+    }
 
     /// The next whole message, or nil until more bytes come.
     public mutating func next() throws(MalformedMessage) -> Message? {
-      guard pending.count >= 8 else { return nil }
-      var reader = ArgumentReader(pending)
-      let object = try reader.uint()
-      let sizeAndOpcode = try reader.uint()
+      guard pending.count - start >= 8 else { return nil }
+      var header = ArgumentReader(Array(pending[start..<start + 8]))
+      let object = try header.uint()
+      let sizeAndOpcode = try header.uint()
       let size = Int(sizeAndOpcode >> 16)
       guard size >= 8, size % 4 == 0, size <= maximumMessageSize else {
         throw MalformedMessage(why: "a message of \(size) bytes")
       }
-      guard pending.count >= size else { return nil }
-      let message = Message(object: object, opcode: UInt16(sizeAndOpcode & 0xffff), arguments: Array(pending[8..<size]))
-      pending.removeFirst(size)
+      guard pending.count - start >= size else { return nil }
+      let message = Message(
+        object: object, opcode: UInt16(sizeAndOpcode & 0xffff), arguments: Array(pending[(start + 8)..<(start + size)]))
+      start += size
       return message
     }
   }

@@ -2,25 +2,34 @@ import PasslockPOSIX
 import PasslockWaylandIdle
 
 /// Idle from the compositor: a session whose Wayland compositor passlockd
-/// finds (WaylandCompositors: one started by a display manager, or from a
-/// console login) is timed by the compositor's own ext-idle-notify-v1, not
-/// by its terminal's access time (which keys typed in a compositor do not
-/// move: a console-started compositor would idle-lock while in use) nor by
-/// logind's IdleHint (which only an idle daemon sets). The compositor counts
-/// every input it sees and honours its idle inhibitors (a fullscreen video,
-/// sway's `inhibit_idle`); logind's idle inhibitors still hold it off here.
-/// A compositor without the protocol, or whose watch ended, leaves the
-/// session to IdleWatcher as before, until a new compositor socket appears.
+/// finds (WaylandCompositors: one started by a display manager, from a
+/// console login, or as a user service) is timed by the compositor's own
+/// ext-idle-notify-v1, not by its terminal's access time (which keys typed
+/// in a compositor do not move: a console-started compositor would
+/// idle-lock while in use) nor by logind's IdleHint (which only an idle
+/// daemon sets). The compositor counts every input it sees and honours its
+/// idle inhibitors (a fullscreen video, sway's `inhibit_idle`); logind's
+/// idle inhibitors still hold it off here. A session without a compositor,
+/// or whose compositor cannot time it, is left to IdleWatcher as before,
+/// until a new compositor socket appears.
 enum CompositorIdle {
-  /// Asked for on `display`; `watching` once the compositor took the request.
-  case asked(display: String, watch: IdleNotificationWatch, token: EventLoop.Token, watching: Bool)
-  /// The compositor at `display` cannot time it (why: logged, and shown by status).
+  /// Asked for on `display`; `watching` once the compositor took the
+  /// request; `deadline` until then (a compositor that never answers must
+  /// not leave the session without an idle lock).
+  case asked(display: String, watch: IdleNotificationWatch, token: EventLoop.Token, deadline: EventLoop.Token?)
+  /// The compositor at `display` cannot time it (why: logged).
   case unavailable(display: String, why: String)
+  /// No compositor shows it (not looked for again until a socket appears:
+  /// each look connects to every compositor and asks logind).
+  case absent
 }
 
 extension Daemon {
-  /// Whether `session` (unlocked, lockable) is timed by its compositor,
-  /// starting the watch when it can. `enabled`: an idle lock may come now.
+  /// How long a compositor has to take the request.
+  static let compositorIdleAnswerMilliseconds: Int64 = 5000
+
+  /// Whether `session` (unlocked) is timed by its compositor, starting the
+  /// watch when it can. `enabled`: an idle lock may come now.
   func followCompositorIdle(_ session: Logind.SessionInfo, enabled: Bool) -> Bool {
     guard enabled, !session.remote else {
       stopCompositorIdle(session.id)
@@ -28,17 +37,21 @@ extension Daemon {
     }
     switch sessions[session.id]?.compositorIdle {
     case .asked: return true
-    case .unavailable: return false
+    case .unavailable, .absent: return false
     case nil: break
     }
-    guard let display = WaylandCompositors.display(of: session, logind: logind),
-      let runtime = environment("XDG_RUNTIME_DIR"), let address = UnixSocketAddress(path: runtime + "/" + display)
-    else { return false }
+    guard let display = waylandCompositor(showing: session) else {
+      sessions[session.id]?.compositorIdle = .absent
+      return false
+    }
     // Only what an idle lock would lock: not a desktop that locks itself
     // (KWin offers the protocol too), nor with Wayland.Lock=vt a session
     // that has no VT.
     guard plan(session, compositor: compositor(for: session), selfLocking: selfLockingDesktop(of: session)).locks else {
       sessions[session.id]?.compositorIdle = .unavailable(display: display, why: "nothing for an idle lock to lock")
+      return false
+    }
+    guard let runtime = environment("XDG_RUNTIME_DIR"), let address = UnixSocketAddress(path: runtime + "/" + display) else {
       return false
     }
     let watch: IdleNotificationWatch
@@ -54,23 +67,35 @@ extension Daemon {
       compositorIdleUnavailable(session.id, display: display, why: "cannot ask it: \(error)")
       return false
     }
+    let id = session.id
     let token = loop.watch(watch.socket.rawValue) { [unowned self] in
-      for event in watch.readable() { compositorIdleEvent(event, session: session.id) }
+      for event in watch.readable() {
+        // Events of a watch that was stopped meanwhile are not for the current one.
+        guard case .asked(_, let current, _, _) = sessions[id]?.compositorIdle, current === watch else { return }
+        compositorIdleEvent(event, session: id)
+      }
+    }
+    let deadline = loop.after(milliseconds: Self.compositorIdleAnswerMilliseconds) { [unowned self] in
+      compositorIdleUnavailable(id, display: display, why: "no answer within \(Self.compositorIdleAnswerMilliseconds / 1000) s")
     }
     // The terminal's or IdleHint's timer, if one ran, is the compositor's now.
-    idle.stop(session.id)
-    sessions[session.id]?.compositorIdle = .asked(display: display, watch: watch, token: token, watching: false)
+    idle.stop(id)
+    sessions[id]?.compositorIdle = .asked(display: display, watch: watch, token: token, deadline: deadline)
     return true
   }
 
   func compositorIdleEvent(_ event: IdleNotificationWatch.Event, session id: String) {
-    guard case .asked(let display, let watch, let token, _) = sessions[id]?.compositorIdle else { return }
+    guard case .asked(let display, let watch, let token, let deadline) = sessions[id]?.compositorIdle else { return }
     switch event {
     case .watching:
-      sessions[id]?.compositorIdle = .asked(display: display, watch: watch, token: token, watching: true)
+      loop.cancel(deadline)
+      sessions[id]?.compositorIdle = .asked(display: display, watch: watch, token: token, deadline: nil)
     case .idle:
       stopCompositorIdle(id)
-      if let session = sessions[id] { lock(session.info, reason: "idle", grace: true) }
+      guard let session = sessions[id] else { return }
+      lock(session.info, reason: "idle", grace: true)
+      // A lock that could not start leaves the session timed again.
+      if !isLocked(id) { updateIdleTimers() }
     case .resumed: break
     case .unsupported:
       compositorIdleUnavailable(id, display: display, why: "it offers no ext-idle-notify-v1")
@@ -83,19 +108,20 @@ extension Daemon {
   /// without one, until another compositor socket appears.
   func compositorIdleUnavailable(_ id: String, display: String, why: String) {
     stopCompositorIdle(id)
-    Log.warning(
-      "session \(id): idle is not timed by the compositor (\(display)): \(why); the \(sessions[id]?.info.isGraphical == true ? "session's IdleHint" : "terminal's input") times it"
-    )
+    guard let session = sessions[id] else { return }
+    let instead = session.info.isGraphical ? "session's IdleHint" : "terminal's input"
+    Log.warning("session \(id): idle is not timed by the compositor (\(display)): \(why); the \(instead) times it")
     sessions[id]?.compositorIdle = .unavailable(display: display, why: why)
     updateIdleTimers()
-    if let session = sessions[id] { followIdleHint(session.info) }
+    followIdleHint(session.info)
   }
 
   /// Ends the watch (a lock, an inhibitor, a logout); what was learnt of an
-  /// unavailable compositor is kept.
+  /// unavailable or absent compositor is kept.
   func stopCompositorIdle(_ id: String) {
-    guard case .asked(_, let watch, let token, _) = sessions[id]?.compositorIdle else { return }
+    guard case .asked(_, let watch, let token, let deadline) = sessions[id]?.compositorIdle else { return }
     loop.cancel(token)
+    loop.cancel(deadline)
     watch.close()
     sessions[id]?.compositorIdle = nil
   }
@@ -108,7 +134,19 @@ extension Daemon {
 
   /// The compositor's socket name of a session it times ("wayland-1"), once it agreed.
   func idleCompositor(of id: String) -> String? {
-    guard case .asked(let display, _, _, true) = sessions[id]?.compositorIdle else { return nil }
+    guard case .asked(let display, _, _, .none) = sessions[id]?.compositorIdle else { return nil }
     return display
+  }
+
+  /// A compositor's socket appeared: sessions without a compositor that
+  /// times them are looked at again.
+  func lookForIdleCompositorsAgain() {
+    for id in sessions.keys {
+      switch sessions[id]?.compositorIdle {
+      case .unavailable, .absent: sessions[id]?.compositorIdle = nil
+      case .asked, nil: break
+      }
+    }
+    updateIdleTimers()
   }
 }

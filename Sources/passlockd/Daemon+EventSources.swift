@@ -60,13 +60,15 @@ extension Daemon {
       let watch = DirectoryWatch(directory: runtime, events: Int32(IN_CREATE | IN_MOVED_TO))
     else { return }
     loop.watch(watch.fd) { [unowned self] in
-      guard watch.names().contains(where: WaylandCompositors.isSocketName) else { return }
-      loop.after(milliseconds: 500) { [unowned self] in
-        for id in sessions.keys {
-          if case .unavailable = sessions[id]?.compositorIdle { sessions[id]?.compositorIdle = nil }
+      let changes = watch.changes()
+      guard changes.overflowed || changes.names.contains(where: WaylandCompositors.isSocketName) else { return }
+      // Looked at a few times: a compositor may take a while to listen, or
+      // to be known in its session, on a busy machine.
+      for delay: Int64 in [500, 2000, 5000] {
+        loop.after(milliseconds: delay) { [unowned self] in
+          lookForIdleCompositorsAgain()
+          checkHyprlandLockRestore()
         }
-        updateIdleTimers()
-        checkHyprlandLockRestore()
       }
     }
   }

@@ -30,7 +30,13 @@ extension Daemon {
   /// not again until the session unlocks once one refused.
   func compositor(for session: Logind.SessionInfo) -> String? {
     guard config["Wayland.Lock"] == "in-session", !session.remote, sessions[session.id]?.inSessionRefused != true else { return nil }
-    return WaylandCompositors.display(of: session, logind: logind)
+    return waylandCompositor(showing: session)
+  }
+
+  /// The Wayland compositor that shows `session`, if any (WaylandCompositors):
+  /// a compositor in none of our logins is a user service's.
+  func waylandCompositor(showing session: Logind.SessionInfo) -> String? {
+    WaylandCompositors.display(of: session, logins: Set(sessions.values.map(\.info.path)), logind: logind)
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
@@ -348,6 +354,7 @@ extension Daemon {
     Log.info("session \(session.id): the \(what) \(pid) survived a restart; keeping it")
     sessions[session.id]?.lock = .adopted(pid: pid, consoleHolder: survivor.isConsoleHolder)
     logind.setLockedHint(session, true)
+    stopIdleTimers(session.id)
     var timer: EventLoop.Token?
     timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
       // EPERM: the pid now belongs to someone else's process, so ours is gone.

@@ -50,19 +50,21 @@ enum HyprlandLockRestore {
 
 extension Daemon {
   /// Asks every Hyprland that shows one of our sessions about the option,
-  /// once per compositor socket (at start-up, when a compositor's socket
+  /// once per compositor (at start-up, when a compositor's socket
   /// appears). Never blocks the loop: hyprctl's answer is read there, and a
   /// hyprctl that has not answered within 2 s is killed.
   func checkHyprlandLockRestore() {
     guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return }
     for session in sessionInfos where !session.remote && (session.type == "wayland" || session.type == "tty") {
-      guard let display = WaylandCompositors.display(of: session, logind: logind),
-        sessions[session.id]?.hyprlandChecked != display
-      else { continue }
-      sessions[session.id]?.hyprlandChecked = display
+      guard let display = waylandCompositor(showing: session) else { continue }
+      // Once per compositor: its socket, and its instance when a Hyprland
+      // (one restarted on the same socket is asked again).
+      let signature = HyprlandLockRestore.instance(display: display, runtime: runtime)
+      let compositor = display + "/" + (signature ?? "")
+      guard sessions[session.id]?.hyprlandChecked != compositor else { continue }
+      sessions[session.id]?.hyprlandChecked = compositor
       sessions[session.id]?.compositorWarning = nil
-      guard let signature = HyprlandLockRestore.instance(display: display, runtime: runtime) else { continue }
-      askHyprctl(signature: signature, runtime: runtime, session: session.id)
+      if let signature { askHyprctl(signature: signature, runtime: runtime, session: session.id) }
     }
   }
 

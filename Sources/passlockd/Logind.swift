@@ -46,6 +46,19 @@ final class Logind {
     try? bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
   }
 
+  /// The user's display session (User.Display): the one logind elects to
+  /// show the user's graphical programs, a graphical session before a text
+  /// one. libseat attributes a compositor outside every session (a systemd
+  /// user service) to it, and so does passlockd. nil if unreadable or none.
+  func displaySessionPath(of uid: uid_t) -> String? {
+    guard let user = try? bus.call(Self.name, Self.path, Self.manager, "GetUser", [.uint32(uid)]).objectPath(),
+      let display = try? bus.property(Self.name, user, "org.freedesktop.login1.User", "Display"),
+      (try? display.enter("r", "so")) == true, (try? display.string()) != nil,
+      let path = try? display.objectPath(), path != "/"
+    else { return nil }
+    return path
+  }
+
   /// Whether logind has the session active on its seat (on screen); nil if unreadable.
   func isActive(_ session: SessionInfo) -> Bool? {
     try? bus.property(Self.name, session.path, Self.session, "Active").bool()

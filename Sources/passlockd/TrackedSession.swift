@@ -19,8 +19,9 @@ struct TrackedSession {
   var restarts = RestartBackoff()
   /// Its compositor's idle notification, or why it has none (Daemon+CompositorIdle).
   var compositorIdle: CompositorIdle?
-  /// The compositor socket whose Hyprland option was asked about, and what
-  /// to warn of (HyprlandLockRestore; shown by status).
+  /// The compositor ("wayland-1/<Hyprland instance>") whose Hyprland
+  /// option was asked about, and what to warn of (HyprlandLockRestore;
+  /// shown by status).
   var hyprlandChecked: String?
   var compositorWarning: String?
 
