@@ -2,9 +2,10 @@ import Glibc
 import PasslockPOSIX
 
 /// One connection to the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
-/// /run/dbus/system_bus_socket), spoken directly: EXTERNAL authentication
-/// (BusAuthentication), descriptor passing (BusInput), synchronous method
-/// calls, signal subscriptions; messages are read and written by
+/// /run/dbus/system_bus_socket), or another bus at the address given,
+/// spoken directly: EXTERNAL authentication (BusAuthentication), descriptor
+/// passing (BusInput), synchronous method calls, signal subscriptions,
+/// methods offered (`onMethodCall`); messages are read and written by
 /// BusMessageReader.swift and BusMessageWriter.swift. No libsystemd:
 /// passlockd links nothing but libc. Handlers run only from `process()`,
 /// never inside a call: signals that arrive while a call waits are queued,
@@ -25,6 +26,7 @@ public final class Bus {
   /// The call waiting for its reply: its serial and who may answer it.
   private var pendingCall: (serial: UInt32, replier: String?)?
   private var matches: [Match] = []
+  private var methods: [Method] = []
   /// The unique name owning each well-known sender we listen to.
   private var owners: [String: String] = [:]
   private var closed = false
@@ -36,6 +38,14 @@ public final class Bus {
     var member: String?
     var argument0: String?
     var handler: (BusMessage) -> Void
+  }
+
+  /// A method we offer on `path` (passlockd's org.freedesktop.ScreenSaver).
+  private struct Method {
+    var path: String
+    var interface: String
+    var member: String
+    var handler: (BusMessage) -> BusMethodReply
   }
 
   public static let defaultSystemAddress = "unix:path=/run/dbus/system_bus_socket"
@@ -138,10 +148,11 @@ public final class Bus {
   }
 
   /// What is kept of each message read: the reply to the call waiting for
-  /// one (from whom it was sent to), and signals some subscription (or the
-  /// owner bookkeeping) could take. Anything else (a signal nobody asked
-  /// for, a stray reply) is dropped at once, with its descriptors; a method
-  /// call to us is answered with an error (we offer none) and dropped.
+  /// one (from whom it was sent to), signals some subscription (or the
+  /// owner bookkeeping) could take, and calls of methods we offer. Anything
+  /// else (a signal nobody asked for, a stray reply) is dropped at once,
+  /// with its descriptors; a call of a method we do not offer is answered
+  /// with an error and dropped.
   private func wanted(_ message: BusMessage) -> Bool {
     switch message.kind {
     case .methodReturn, .error:
@@ -154,13 +165,37 @@ public final class Bus {
       if owners.keys.contains(where: { isOwnerChange(of: $0, message) }) { return true }
       return matches.contains { $0.interface == message.interface && isOwner(sender, of: $0.sender) }
     case .methodCall:
+      if method(for: message) != nil { return true }
       if message.expectsReply, let sender = message.sender {
         let reply = BusMessageWriter.errorReply(
           serial: nextSerial(), replySerial: message.serial, destination: sender,
-          name: "org.freedesktop.DBus.Error.UnknownMethod", text: "passlockd offers no methods on the bus")
+          name: "org.freedesktop.DBus.Error.UnknownMethod", text: "passlockd offers no such method")
         try? sendAll(reply)
       }
       return false
+    }
+  }
+
+  private func method(for message: BusMessage) -> Method? {
+    methods.first { $0.path == message.path && $0.interface == message.interface && $0.member == message.member }
+  }
+
+  /// Offers `interface.member` on `path`: calls run `handler` from
+  /// `process()`, as signals do, and are answered with what it returns.
+  public func onMethodCall(path: String, interface: String, member: String, _ handler: @escaping (BusMessage) -> BusMethodReply) {
+    methods.append(Method(path: path, interface: interface, member: member, handler: handler))
+  }
+
+  private func answer(_ message: BusMessage) {
+    guard let method = method(for: message) else { return }
+    let reply = method.handler(message)
+    guard message.expectsReply, let sender = message.sender else { return }
+    switch reply {
+    case .values(let values):
+      try? sendAll(BusMessageWriter.methodReturn(serial: nextSerial(), replySerial: message.serial, destination: sender, arguments: values))
+    case .error(let name, let text):
+      try? sendAll(
+        BusMessageWriter.errorReply(serial: nextSerial(), replySerial: message.serial, destination: sender, name: name, text: text))
     }
   }
 
@@ -192,6 +227,7 @@ public final class Bus {
   }
 
   private func dispatch(_ message: BusMessage) {
+    if message.kind == .methodCall { return answer(message) }
     guard message.kind == .signal, let interface = message.interface else { return }
     if interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged", message.sender == "org.freedesktop.DBus" {
       noteOwnerChange(message)
@@ -324,4 +360,10 @@ public final class Bus {
     return message.kind == .signal && message.member == "NameOwnerChanged" && message.sender == "org.freedesktop.DBus"
       && (try? message.string()) == name
   }
+}
+
+/// What a method we offer answers: its return values, or an error.
+public enum BusMethodReply {
+  case values([BusValue])
+  case error(name: String, text: String)
 }

@@ -36,7 +36,8 @@ public final class BusMessage {
   public var path: String? { fields[BusWireFormat.Field.path.rawValue] }
   public var member: String? { fields[BusWireFormat.Field.member.rawValue] }
   var interface: String? { fields[BusWireFormat.Field.interface.rawValue] }
-  var sender: String? { fields[BusWireFormat.Field.sender.rawValue] }
+  /// Who sent it: a unique name (":1.42"), or the bus itself.
+  public var sender: String? { fields[BusWireFormat.Field.sender.rawValue] }
   var destination: String? { fields[BusWireFormat.Field.destination.rawValue] }
   var errorName: String? { fields[BusWireFormat.Field.errorName.rawValue] }
   var signature: String { fields[BusWireFormat.Field.signature.rawValue] ?? "" }

@@ -1,5 +1,5 @@
 /// Writes the messages passlockd sends: method calls with basic arguments,
-/// and error replies to calls made to it. Little-endian, aligned from the
+/// and the replies (a return or an error) to calls made to it. Little-endian, aligned from the
 /// start of the message (the body starts 8-aligned, so body offsets align the
 /// same). Standard library only.
 struct BusMessageWriter {
@@ -38,8 +38,13 @@ struct BusMessageWriter {
       arguments: arguments)
   }
 
-  /// An error answering call `replySerial` from `destination` (passlockd
-  /// answers every method call made to it with one: it offers none).
+  /// The return of call `replySerial` from `destination`.
+  static func methodReturn(serial: UInt32, replySerial: UInt32, destination: String, arguments: [BusValue]) -> [UInt8] {
+    message(.methodReturn, serial: serial, fields: [(.destination, destination)], replySerial: replySerial, arguments: arguments)
+  }
+
+  /// An error answering call `replySerial` from `destination` (a method
+  /// passlockd does not offer, or one that refused).
   static func errorReply(serial: UInt32, replySerial: UInt32, destination: String, name: String, text: String) -> [UInt8] {
     message(
       .error, serial: serial, fields: [(.errorName, name), (.destination, destination)], replySerial: replySerial,

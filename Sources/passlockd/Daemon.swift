@@ -15,8 +15,9 @@ import PasslockTimers
 /// before sleep, the inhibitor, sleep-ready), Daemon+EventSources.swift
 /// (bus, children, compositor sockets, watchdog), Daemon+CompositorIdle.swift
 /// (idle timed by a session's compositor), HyprlandLockRestore.swift (the
-/// warning Hyprland's users need), TrackedSession.swift (everything held
-/// about one session); SleepHook.swift is the system sleep hook's
+/// warning Hyprland's users need), ScreenSaverInhibitors.swift
+/// (applications' idle inhibitors on the session bus), TrackedSession.swift
+/// (everything held about one session); SleepHook.swift is the system sleep hook's
 /// own run (`--sleep-hook`, as root), not the daemon's. Which sessions it
 /// locks is LockPlan's call, when the machine may sleep SleepHandshake's,
 /// what a status answer means StatusReading's (PasslockCore). The state
@@ -38,8 +39,14 @@ final class Daemon {
   /// The user's sessions by id, each with everything held about it (its
   /// lock, problem, note, restarts: TrackedSession).
   var sessions: [String: TrackedSession] = [:]
-  /// The user's own idle inhibitors in block mode (they hold the idle lock off).
+  /// What holds the idle lock off: the user's own idle inhibitors in
+  /// logind (block mode), then applications' through
+  /// org.freedesktop.ScreenSaver.
   var idleInhibitors: [Logind.Inhibitor] = []
+  var logindIdleInhibitors: [Logind.Inhibitor] = []
+  /// org.freedesktop.ScreenSaver on the session bus, while passlockd answers it.
+  var screenSaver: ScreenSaverInhibitors?
+  var screenSaverTried = false
   var inhibitor: Int32?
   /// The sleep handshake, and what the gatekeeper last said of the passcode.
   var handshake = SleepHandshake()
@@ -320,6 +327,21 @@ final class Daemon {
       }
     }
     updateIdleTimers()
+    answerScreenSaver()
+  }
+
+  /// Takes org.freedesktop.ScreenSaver while passlockd idle-locks and no
+  /// session is GNOME's or KDE's (ScreenSaverInhibitors), once per run;
+  /// gives it back when such a session comes.
+  func answerScreenSaver() {
+    let desktop = sessions.values.contains { SelfLockingDesktop(desktop: $0.info.desktop) != nil }
+    if let screenSaver, desktop {
+      screenSaver.release()
+    } else if screenSaver == nil, !screenSaverTried, !desktop, idle.timeoutSeconds > 0 {
+      screenSaverTried = true
+      screenSaver = ScreenSaverInhibitors(loop: loop) { [unowned self] in idleHoldChanged() }
+      screenSaver?.onGone = { [unowned self] in screenSaver = nil }
+    }
   }
 
   /// The Manager's properties changed: when BlockInhibited (or systemd
@@ -334,13 +356,25 @@ final class Daemon {
 
   /// Idle inhibitors of the user's own (a video player, a presentation, a
   /// script: `systemd-inhibit --what=idle`) hold the idle lock off; another
-  /// user's do not, or anyone could keep our sessions open.
+  /// user's do not, or anyone could keep our sessions open. (Applications
+  /// on the user's session bus: ScreenSaverInhibitors.)
   func refreshIdleInhibitors() {
     let held: [Logind.Inhibitor]
     do { held = try logind.inhibitors().filter { $0.blocksIdle && $0.uid == uid } } catch {
       Log.warning("cannot list logind's inhibitors: \(error)")
       return
     }
+    logindIdleInhibitors = held
+    idleHoldChanged()
+  }
+
+  /// The idle lock held off, or not, by every inhibitor there is.
+  func idleHoldChanged() {
+    let held =
+      logindIdleInhibitors
+      + (screenSaver?.held ?? []).map {
+        Logind.Inhibitor(what: "idle", who: $0.application, why: $0.reason, mode: "block", uid: uid, pid: $0.pid)
+      }
     guard held != idleInhibitors else { return }
     let wasHeld = !idleInhibitors.isEmpty
     idleInhibitors = held

@@ -278,6 +278,18 @@ import Testing
     #expect(reply.destination == ":1.42")
     #expect(try reply.string() == "no")
   }
+
+  /// A method passlockd offers (org.freedesktop.ScreenSaver.Inhibit)
+  /// returns its values: it parses back as the return of that call.
+  @Test func aMethodReturnParsesBack() throws {
+    let bytes = BusMessageWriter.methodReturn(serial: 13, replySerial: 8, destination: ":1.43", arguments: [.uint32(5)])
+    let reply = try BusMessageTests.parse(bytes)
+    #expect(reply.kind == .methodReturn)
+    #expect(reply.replySerial == 8)
+    #expect(reply.destination == ":1.43")
+    #expect(reply.signature == "u")
+    #expect(try reply.uint32() == 5)
+  }
 }
 
 /// The messages dbus-daemon and logind really send (recorded by

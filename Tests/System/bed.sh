@@ -14,10 +14,11 @@
 # Debian 13 (systemd 257) from the same archive.
 BED_RELEASE=${BED_RELEASE:-bookworm}
 # (autopkgtest, with the dpkg-dev it needs for a source tree, and pamtester:
-# the package's own autopkgtests run on the booted system.)
+# the package's own autopkgtests run on the booted system; python3-dbus: an
+# application calling org.freedesktop.ScreenSaver.)
 BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login passwd polkitd
   procps python3-minimal libstdc++6 util-linux sudo openssh-server openssh-client sshpass
-  autopkgtest dpkg-dev pamtester)
+  autopkgtest dpkg-dev pamtester python3-dbus)
 # Debian 13's sway (1.10) offers ext-session-lock-v1 (bookworm's 1.7 does
 # not): a Wayland desktop in a logind session of its own, run headless, with
 # grim for screenshots, wtype for keys and foot for a window (one that

@@ -1,0 +1,152 @@
+import Glibc
+import PasslockBus
+import PasslockPOSIX
+
+/// org.freedesktop.ScreenSaver's Inhibit and UnInhibit on the user's
+/// session bus: what browsers (a playing video), video players and
+/// presentation tools call to hold the screen saver off, where no desktop
+/// answers them. Each inhibitor holds the idle lock off, as logind's
+/// do, until UnInhibit or until its caller's connection ends (a crashed
+/// browser leaves none behind: NameOwnerChanged).
+///
+/// The name is taken only while passlockd idle-locks (`[Idle]
+/// LockAfterSec`), never from another owner (DO_NOT_QUEUE), and with
+/// ALLOW_REPLACEMENT, so a desktop's own service that asks to replace it
+/// gets it; and never beside GNOME or KDE (a session whose Desktop names
+/// one: their own idle handling answers there, and a desktop service
+/// queued behind us would not hear the calls). Released when such a
+/// session appears.
+final class ScreenSaverInhibitors {
+  static let name = "org.freedesktop.ScreenSaver"
+  /// Where clients call it: Chromium and the spec's path, and KDE's older one that Firefox uses.
+  static let paths = ["/org/freedesktop/ScreenSaver", "/ScreenSaver"]
+  /// The most one connection may hold: a client in a loop cannot grow the daemon.
+  static let perConnection = 64
+
+  struct Inhibitor: Equatable {
+    var cookie: UInt32
+    /// The caller's unique name on the bus.
+    var owner: String
+    var application: String
+    var reason: String
+    var pid: UInt32
+  }
+
+  private(set) var held: [Inhibitor] = []
+  let bus: Bus
+  private let changed: () -> Void
+  private var lastCookie: UInt32 = 0
+  private var tokens: [EventLoop.Token] = []
+  private let loop: EventLoop
+
+  /// Connects to the session bus ($DBUS_SESSION_BUS_ADDRESS, else the
+  /// runtime directory's `bus`) and takes the name; nil (said in the
+  /// journal) when there is no session bus or another program has the name.
+  init?(loop: EventLoop, changed: @escaping () -> Void) {
+    self.loop = loop
+    self.changed = changed
+    let address =
+      environment("DBUS_SESSION_BUS_ADDRESS") ?? environment("XDG_RUNTIME_DIR").map { "unix:path=\($0)/bus" } ?? ""
+    do {
+      bus = try Bus(address: address, timeoutMicroseconds: 1_000_000)
+      // ALLOW_REPLACEMENT (1) | DO_NOT_QUEUE (4); 1: the primary owner now.
+      let answer = try bus.call(
+        "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
+        timeoutMicroseconds: 1_000_000
+      ).uint32()
+      guard answer == 1 else {
+        Log.info("\(Self.name) is another program's on the session bus: its idle inhibitors are its own")
+        return nil
+      }
+      try subscribe()
+    } catch {
+      Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
+      return nil
+    }
+    for fd in [bus.fd, bus.wakeFD] {
+      tokens.append(
+        loop.watch(fd) { [unowned self] in
+          guard bus.process() else { return lost("the session bus connection ended") }
+        })
+    }
+    bus.process()
+    Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
+  }
+
+  private func subscribe() throws(BusError) {
+    for path in Self.paths {
+      bus.onMethodCall(path: path, interface: Self.name, member: "Inhibit") { [unowned self] in inhibit($0) }
+      bus.onMethodCall(path: path, interface: Self.name, member: "UnInhibit") { [unowned self] in uninhibit($0) }
+    }
+    // A caller gone: its inhibitors with it.
+    try bus.onSignal(
+      sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"
+    ) { [unowned self] message in
+      guard let name = try? message.string(), name.hasPrefix(":"), (try? message.string()) != nil,
+        (try? message.string()) == "", held.contains(where: { $0.owner == name })
+      else { return }
+      held.removeAll { $0.owner == name }
+      changed()
+    }
+    // A desktop's service asked for the name with REPLACE_EXISTING.
+    try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameLost") {
+      [unowned self] message in
+      if (try? message.string()) == Self.name { lost("another program took \(Self.name)") }
+    }
+  }
+
+  private func inhibit(_ message: BusMessage) -> BusMethodReply {
+    guard let owner = message.sender, let application = try? message.string(), let reason = try? message.string() else {
+      return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "Inhibit takes (application, reason)")
+    }
+    guard held.filter({ $0.owner == owner }).count < Self.perConnection else {
+      return .error(name: "org.freedesktop.DBus.Error.LimitsExceeded", text: "\(Self.perConnection) inhibitors per connection at most")
+    }
+    lastCookie &+= 1
+    if lastCookie == 0 { lastCookie = 1 }
+    let pid = try? bus.call(
+      "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", [.string(owner)],
+      timeoutMicroseconds: 1_000_000
+    ).uint32()
+    held.append(
+      Inhibitor(
+        cookie: lastCookie, owner: owner, application: String(application.prefix(64)), reason: String(reason.prefix(128)), pid: pid ?? 0))
+    changed()
+    return .values([.uint32(lastCookie)])
+  }
+
+  private func uninhibit(_ message: BusMessage) -> BusMethodReply {
+    guard let owner = message.sender, let cookie = try? message.uint32() else {
+      return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "UnInhibit takes (cookie)")
+    }
+    // Only its own: one application cannot end another's.
+    guard held.contains(where: { $0.cookie == cookie && $0.owner == owner }) else {
+      return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "no inhibitor \(cookie) of this connection")
+    }
+    held.removeAll { $0.cookie == cookie && $0.owner == owner }
+    changed()
+    return .values([])
+  }
+
+  /// Gives the name back (a desktop that answers it came).
+  func release() {
+    _ = try? bus.call(
+      "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName", [.string(Self.name)],
+      timeoutMicroseconds: 1_000_000)
+    lost("released for a desktop that answers it")
+  }
+
+  private func lost(_ why: String) {
+    Log.info("\(Self.name) no longer answered by passlockd: \(why)")
+    for token in tokens { loop.cancel(token) }
+    tokens = []
+    held = []
+    changed()
+    // Later: the bus may still be inside process() here, which the daemon
+    // dropping this object (and its bus) would pull from under it.
+    loop.after(milliseconds: 0) { [onGone] in onGone?() }
+  }
+
+  /// Called once the name is gone (the daemon forgets this object).
+  var onGone: (() -> Void)?
+}

@@ -1,0 +1,99 @@
+import Foundation
+import PasslockPOSIX
+import Testing
+
+/// org.freedesktop.ScreenSaver on the session bus (here the test's private
+/// bus stands for it): an application's Inhibit holds the idle lock off
+/// until its UnInhibit or until its connection ends; one application cannot
+/// end another's; passlockd takes the name only while it idle-locks, never
+/// from another owner, never beside GNOME. The client is a real D-Bus
+/// program (Tests/Fixtures/screensaver_client.py, python3-dbus).
+extension DaemonEndToEndTests {
+  static let screenSaverClient = WaylandEndToEndTests.root.appendingPathComponent("Tests/Fixtures/screensaver_client.py").path
+
+  /// The client with `arguments`, its output in a file; its pid and that file.
+  func screenSaverClient(_ arguments: [String], output name: String) throws -> (pid: pid_t, output: String) {
+    let path = h.root + "/" + name
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    defer { close(fd) }
+    let argv: [String] = ["/usr/bin/python3", Self.screenSaverClient, logind.address] + arguments
+    let started: pid_t? = Spawn.start(argv, environment: [:], descriptors: [(parent: fd, child: Int32(1))])
+    let pid = try #require(started)
+    return (pid, path)
+  }
+
+  func said(_ client: (pid: pid_t, output: String)) -> String {
+    ((try? String(contentsOfFile: client.output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  func end(_ client: (pid: pid_t, output: String)) {
+    kill(client.pid, SIGKILL)
+    _ = Spawn.wait(client.pid, seconds: 2)
+  }
+
+  func aSessionBusIdleSession(_ config: String = "[Idle]\nLockAfterSec=1\n") throws {
+    h.environment["DBUS_SESSION_BUS_ADDRESS"] = logind.address
+    try aGraphicalSession(configured: config)
+  }
+
+  @Test func anApplicationsInhibitorHoldsTheIdleLockOffUntilItsConnectionEnds() throws {
+    try aSessionBusIdleSession()
+    try logind.startDaemon()
+    waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
+    let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
+    defer { end(browser) }
+    waitFor("the browser's cookie") { UInt32(said(browser)) != nil }
+    waitFor("status names it") {
+      h.passlock("status").stdout.contains("Idle lock: held off by firefox (Playing video, pid \(browser.pid))")
+    }
+    setIdleHint(true, secondsAgo: 5)
+    // Past LockAfterSec with IdleHint idle: no lock while it holds.
+    Thread.sleep(forTimeInterval: 2)
+    #expect(logind.lockerPIDs.isEmpty, "an idle lock under the application's inhibitor")
+    // Another application cannot end it.
+    let other = try screenSaverClient(["uninhibit", said(browser)], output: "other.out")
+    waitFor("the other application refused") { said(other) == "org.freedesktop.DBus.Error.InvalidArgs" }
+    end(other)
+    #expect(h.passlock("status").stdout.contains("held off by firefox"))
+    // The browser crashes: its inhibitor goes with its connection.
+    end(browser)
+    waitFor("locked once its connection ended", seconds: 4) { logind.lockerPIDs.count == 1 }
+    #expect(logind.daemonLog.contains("no idle inhibitor any more"))
+  }
+
+  @Test func unInhibitEndsIt() throws {
+    try aSessionBusIdleSession()
+    try logind.startDaemon()
+    waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
+    let presenter = try screenSaverClient(["release-after", "2"], output: "presenter.out")
+    defer { end(presenter) }
+    waitFor("held") { h.passlock("status").stdout.contains("Idle lock: held off by presenter (Showing slides") }
+    setIdleHint(true, secondsAgo: 5)
+    waitFor("released by UnInhibit", seconds: 4) { said(presenter).hasSuffix("released") }
+    #expect(logind.lockerPIDs.isEmpty, "no lock while it held")
+    // The connection stays; UnInhibit alone lets the idle time count again.
+    waitFor("locked after UnInhibit", seconds: 4) { logind.lockerPIDs.count == 1 }
+  }
+
+  @Test func theNameIsLeftToAnotherOwnerAndToGNOMEAndNotTakenWithoutIdleLocking() throws {
+    // Another program's (a desktop's own service).
+    let desktop = try screenSaverClient(["own"], output: "desktop.out")
+    waitFor("owned") { said(desktop) == "owned" }
+    try aSessionBusIdleSession()
+    try logind.startDaemon()
+    waitFor("left to it") { logind.daemonLog.contains("org.freedesktop.ScreenSaver is another program's on the session bus") }
+    end(desktop)
+    logind.stopDaemon()
+    // A GNOME session: not taken (GNOME answers it).
+    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'gnome', dbus_interface=MOCK)")
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    // Without idle locking: not taken either.
+    logind.stopDaemon()
+    logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Desktop': ''}, dbus_interface=MOCK)")
+    try aSessionBusIdleSession("[Idle]\nLockAfterSec=0\n")
+    try logind.startDaemon()
+    waitFor("started") { logind.inhibitors() == ["passlock"] }
+    #expect(!logind.daemonLog.contains("answered by passlockd"), "\(logind.daemonLog)")
+  }
+}
