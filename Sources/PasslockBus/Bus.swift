@@ -219,10 +219,14 @@ public final class Bus {
     var drained = [UInt8](repeating: 0, count: 64)
     while Glibc.read(wakeFD, &drained, drained.count) > 0 {}
     readInput()
-    while !queue.isEmpty {
-      let received = queue.removeFirst()
-      dispatch(received.message)
+    // Only what is queued now: a handler's own call reads more, and a
+    // client that keeps calling must not keep the daemon from its loop
+    // (the rest rings `wakeFD` and waits for the next round).
+    for _ in 0..<queue.count {
+      guard !queue.isEmpty else { break }
+      dispatch(queue.removeFirst().message)
     }
+    if !queue.isEmpty { ringWake() }
     return !closed
   }
 
@@ -292,11 +296,11 @@ public final class Bus {
     let deadline = monotonicNanoseconds() + timeoutMicroseconds * 1000
     // What was read off the socket meanwhile will not show on its fd.
     defer {
-      queue.removeAll { $0.message.kind != .signal }  // late or stray replies
+      queue.removeAll { $0.message.isReply }  // late or stray replies; calls to us and signals stay
       if !queue.isEmpty { ringWake() }
     }
     while true {
-      if let index = queue.firstIndex(where: { $0.message.replySerial == sent && $0.message.kind != .signal }) {
+      if let index = queue.firstIndex(where: { $0.message.replySerial == sent && $0.message.isReply }) {
         let received = queue.remove(at: index)
         let reply = received.message
         guard reply.kind == .methodReturn else {

@@ -41,6 +41,8 @@ public final class BusMessage {
   var destination: String? { fields[BusWireFormat.Field.destination.rawValue] }
   var errorName: String? { fields[BusWireFormat.Field.errorName.rawValue] }
   var signature: String { fields[BusWireFormat.Field.signature.rawValue] ?? "" }
+  /// A method return or an error: an answer to a call.
+  var isReply: Bool { kind == .methodReturn || kind == .error }
   var expectsReply: Bool { kind == .methodCall && flags & BusWireFormat.noReplyExpected == 0 }
 
   /// Parses and checks one whole message (as BusWireFormat.messageLength framed it).

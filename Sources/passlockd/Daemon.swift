@@ -340,7 +340,10 @@ final class Daemon {
     } else if screenSaver == nil, !screenSaverTried, !desktop, idle.timeoutSeconds > 0 {
       screenSaverTried = true
       screenSaver = ScreenSaverInhibitors(loop: loop) { [unowned self] in idleHoldChanged() }
-      screenSaver?.onGone = { [unowned self] in screenSaver = nil }
+      screenSaver?.onGone = { [unowned self] in
+        screenSaver = nil
+        idleHoldChanged()
+      }
     }
   }
 

@@ -20,8 +20,10 @@ final class ScreenSaverInhibitors {
   static let name = "org.freedesktop.ScreenSaver"
   /// Where clients call it: Chromium and the spec's path, and KDE's older one that Firefox uses.
   static let paths = ["/org/freedesktop/ScreenSaver", "/ScreenSaver"]
-  /// The most one connection may hold: a client in a loop cannot grow the daemon.
+  /// The most one connection, and all of them, may hold: a client in a
+  /// loop cannot grow the daemon.
   static let perConnection = 64
+  static let inAll = 256
 
   struct Inhibitor: Equatable {
     var cookie: UInt32
@@ -59,6 +61,8 @@ final class ScreenSaverInhibitors {
         return nil
       }
       try subscribe()
+      // Calls that came meanwhile wait for the loop (the calls above rang
+      // `wakeFD`): answered once the daemon holds this object.
     } catch {
       Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
       return nil
@@ -69,7 +73,6 @@ final class ScreenSaverInhibitors {
           guard bus.process() else { return lost("the session bus connection ended") }
         })
     }
-    bus.process()
     Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
   }
 
@@ -96,11 +99,14 @@ final class ScreenSaverInhibitors {
   }
 
   private func inhibit(_ message: BusMessage) -> BusMethodReply {
+    guard !gone else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
     guard let owner = message.sender, let application = try? message.string(), let reason = try? message.string() else {
       return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "Inhibit takes (application, reason)")
     }
-    guard held.filter({ $0.owner == owner }).count < Self.perConnection else {
-      return .error(name: "org.freedesktop.DBus.Error.LimitsExceeded", text: "\(Self.perConnection) inhibitors per connection at most")
+    guard held.count < Self.inAll, held.filter({ $0.owner == owner }).count < Self.perConnection else {
+      return .error(
+        name: "org.freedesktop.DBus.Error.LimitsExceeded",
+        text: "\(Self.perConnection) inhibitors per connection, \(Self.inAll) in all at most")
     }
     lastCookie &+= 1
     if lastCookie == 0 { lastCookie = 1 }
@@ -110,12 +116,21 @@ final class ScreenSaverInhibitors {
     ).uint32()
     held.append(
       Inhibitor(
-        cookie: lastCookie, owner: owner, application: String(application.prefix(64)), reason: String(reason.prefix(128)), pid: pid ?? 0))
+        cookie: lastCookie, owner: owner, application: Self.shown(application, 64), reason: Self.shown(reason, 128), pid: pid ?? 0))
     changed()
     return .values([.uint32(lastCookie)])
   }
 
+  /// What status and the journal show of a caller's text: at most `limit`
+  /// characters, none of them a control character (no forged lines).
+  static func shown(_ text: String, _ limit: Int) -> String {
+    var shown = String.UnicodeScalarView()
+    shown.append(contentsOf: text.unicodeScalars.prefix(limit).map { $0.value < 0x20 || $0.value == 0x7f ? " " : $0 })
+    return String(shown)
+  }
+
   private func uninhibit(_ message: BusMessage) -> BusMethodReply {
+    guard !gone else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
     guard let owner = message.sender, let cookie = try? message.uint32() else {
       return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "UnInhibit takes (cookie)")
     }
@@ -136,7 +151,12 @@ final class ScreenSaverInhibitors {
     lost("released for a desktop that answers it")
   }
 
+  /// The name is no longer ours: calls still queued are refused.
+  private var gone = false
+
   private func lost(_ why: String) {
+    guard !gone else { return }
+    gone = true
     Log.info("\(Self.name) no longer answered by passlockd: \(why)")
     for token in tokens { loop.cancel(token) }
     tokens = []

@@ -40,6 +40,13 @@ extension DaemonEndToEndTests {
     try aSessionBusIdleSession()
     try logind.startDaemon()
     waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
+    // Many applications at once: every call answered, none lost while the
+    // daemon asks the bus for a caller's pid.
+    var players: [(pid: pid_t, output: String)] = []
+    for n in 0..<6 { players.append(try screenSaverClient(["hold", "player\(n)", "Playing"], output: "player\(n).out")) }
+    waitFor("every player's cookie") { players.allSatisfy { UInt32(said($0)) != nil } }
+    for player in players { end(player) }
+    waitFor("their inhibitors gone with them") { !h.passlock("status").stdout.contains("held off by") }
     let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
     defer { end(browser) }
     waitFor("the browser's cookie") { UInt32(said(browser)) != nil }
@@ -62,7 +69,7 @@ extension DaemonEndToEndTests {
   }
 
   @Test func unInhibitEndsIt() throws {
-    try aSessionBusIdleSession()
+    try aSessionBusIdleSession("[Idle]\nLockAfterSec=3\n")
     try logind.startDaemon()
     waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
     let presenter = try screenSaverClient(["release-after", "2"], output: "presenter.out")
@@ -73,6 +80,27 @@ extension DaemonEndToEndTests {
     #expect(logind.lockerPIDs.isEmpty, "no lock while it held")
     // The connection stays; UnInhibit alone lets the idle time count again.
     waitFor("locked after UnInhibit", seconds: 4) { logind.lockerPIDs.count == 1 }
+  }
+
+  /// A GNOME session coming: the name goes back (GNOME's service answers
+  /// it), and with it every inhibitor passlockd held.
+  @Test func aGNOMESessionComingGetsTheNameGivenBack() throws {
+    try aSessionBusIdleSession("[Idle]\nLockAfterSec=30\n")
+    try logind.startDaemon()
+    waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
+    let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
+    defer { end(browser) }
+    waitFor("held") { h.passlock("status").stdout.contains("held off by firefox") }
+    logind.python(
+      """
+      m.AddSession('c2', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', False, dbus_interface=MOCK)
+      session('c2').AddProperty(SESSION, 'Desktop', 'GNOME', dbus_interface=MOCK)
+      m.EmitSignal(MANAGER, 'SessionNew', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
+      """)
+    waitFor("given back") {
+      logind.daemonLog.contains("org.freedesktop.ScreenSaver no longer answered by passlockd: released for a desktop that answers it")
+    }
+    waitFor("its inhibitors with it") { !h.passlock("status").stdout.contains("held off by") }
   }
 
   @Test func theNameIsLeftToAnotherOwnerAndToGNOMEAndNotTakenWithoutIdleLocking() throws {
