@@ -25,6 +25,22 @@ final class ScreenSaverInhibitors {
   static let perConnection = 64
   static let inAll = 256
 
+  /// What Introspect answers: the two methods offered.
+  static let introspection = """
+    <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+     "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+    <node>
+     <interface name="org.freedesktop.ScreenSaver">
+      <method name="Inhibit"><arg name="application_name" type="s" direction="in"/>\
+    <arg name="reason_for_inhibit" type="s" direction="in"/><arg name="cookie" type="u" direction="out"/></method>
+      <method name="UnInhibit"><arg name="cookie" type="u" direction="in"/></method>
+     </interface>
+     <interface name="org.freedesktop.DBus.Introspectable">
+      <method name="Introspect"><arg name="xml_data" type="s" direction="out"/></method>
+     </interface>
+    </node>
+    """
+
   struct Inhibitor: Equatable {
     var cookie: UInt32
     /// The caller's unique name on the bus.
@@ -80,6 +96,10 @@ final class ScreenSaverInhibitors {
     for path in Self.paths {
       bus.onMethodCall(path: path, interface: Self.name, member: "Inhibit") { [unowned self] in inhibit($0) }
       bus.onMethodCall(path: path, interface: Self.name, member: "UnInhibit") { [unowned self] in uninhibit($0) }
+      // Clients that introspect before they call (dbus-python's proxies, Qt's QDBusInterface).
+      bus.onMethodCall(path: path, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect") { _ in
+        .values([.string(Self.introspection)])
+      }
     }
     // A caller gone: its inhibitors with it.
     try bus.onSignal(

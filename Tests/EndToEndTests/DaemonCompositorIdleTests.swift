@@ -47,6 +47,8 @@ extension DaemonEndToEndTests {
     waitFor("locked when the compositor said idled", seconds: 4) { logind.lockerPIDs.count == 1 }
     #expect(logind.daemonLog.contains("session c1: locked (idle)"), "\(logind.daemonLog)")
     waitFor("its watch closed while locked") { compositorLog(compositor).contains("disconnected") }
+    // Keys typed before the lock screen reads the terminal are flushed, as they should be.
+    waitForScreen("Enter Passcode", "the lock screen drawn")
     unlock()
     waitFor("asked again after the unlock") { compositorLog(compositor).components(separatedBy: "get_idle_notification").count == 3 }
   }

@@ -354,7 +354,8 @@ final class DaemonEndToEndTests {
     let stopped = Date()
     waitFor("locked after the timeout once input stopped", seconds: 16) { logind.lockerPIDs.count == 1 }
     #expect(Date().timeIntervalSince(stopped) >= 3, "locked before the timeout")
-    #expect(logind.daemonLog.contains("locked (idle)"))
+    // The daemon logs the lock just after it starts the lock screen.
+    waitFor("logged as an idle lock") { logind.daemonLog.contains("locked (idle)") }
   }
 
   @Test(.enabled(if: getuid() == 0 && access("/dev/tty0", W_OK) == 0, "needs root and kernel virtual consoles"))
