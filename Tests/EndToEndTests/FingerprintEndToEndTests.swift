@@ -201,15 +201,33 @@ extension FingerprintEndToEndTests {
     let pid = try #require(
       Spawn.start(
         // As login on a console: a root host offers the passcode only on a terminal of this machine.
-        ["/usr/bin/timeout", "20", "/usr/bin/pamtester", "-v", "-I", "tty=/dev/tty1", "fp-stack", "root", "authenticate"],
+        // stdbuf: pam_fprintd's "Swipe…" (PAM_TEXT_INFO, on stdout) shows at once.
+        [
+          "/usr/bin/timeout", "20", "/usr/bin/stdbuf", "-oL", "/usr/bin/pamtester", "-v", "-I", "tty=/dev/tty1", "fp-stack", "root",
+          "authenticate",
+        ],
         environment: environment,
         descriptors: [(parent: answers, child: Int32(0)), (parent: output, child: Int32(1)), (parent: output, child: Int32(2))]))
-    // A scan every 0.4 s until pamtester ends (a scan before verification starts is lost).
+    // The scan only once pam_fprintd asks for it, and half a second later: a
+    // scan before verification starts is lost, and one whose result reaches
+    // pam_fprintd before its VerifyStart returns is dropped as unexpected
+    // ("Unexpected VerifyResult 'verify-match'", seen in CI on a loaded
+    // machine), with nothing left to verify. Again every 1.5 s until
+    // pamtester ends, for a scan the device did not take.
+    let said = { (try? String(contentsOfFile: self.h.root + "/pamtester.out", encoding: .utf8)) ?? "" }
+    var askedAt: Date?
+    var scannedAt: Date?
     let status = Wait.value(20, every: 0) { () -> Int32? in
-      if let print { bed.scan(print) }
-      return Spawn.wait(pid, seconds: 0.4)
+      if let print {
+        if askedAt == nil, said().contains("fingerprint reader") { askedAt = Date() }
+        if let askedAt, Date().timeIntervalSince(askedAt) >= 0.5, Date().timeIntervalSince(scannedAt ?? .distantPast) >= 1.5 {
+          bed.scan(print)
+          scannedAt = Date()
+        }
+      }
+      return Spawn.wait(pid, seconds: 0.1)
     }
-    return (status, (try? String(contentsOfFile: h.root + "/pamtester.out", encoding: .utf8)) ?? "")
+    return (status, said())
   }
 
   var stack: String {
