@@ -17,11 +17,10 @@ enum CompositorIdle {
   /// request; `deadline` until then (a compositor that never answers must
   /// not leave the session without an idle lock).
   case asked(display: String, watch: IdleNotificationWatch, token: EventLoop.Token, deadline: EventLoop.Token?)
-  /// The compositor at `display` cannot time it (why: logged).
-  case unavailable(display: String, why: String)
-  /// No compositor shows it (not looked for again until a socket appears:
-  /// each look connects to every compositor and asks logind).
-  case absent
+  /// No compositor shows it, or the one that does cannot time it (said in
+  /// the journal): not looked at again until a socket appears (each look
+  /// connects to every compositor and asks logind).
+  case notByACompositor
 }
 
 extension Daemon {
@@ -37,18 +36,18 @@ extension Daemon {
     }
     switch sessions[session.id]?.compositorIdle {
     case .asked: return true
-    case .unavailable, .absent: return false
+    case .notByACompositor: return false
     case nil: break
     }
     guard let display = waylandCompositor(showing: session) else {
-      sessions[session.id]?.compositorIdle = .absent
+      sessions[session.id]?.compositorIdle = .notByACompositor
       return false
     }
     // Only what an idle lock would lock: not a desktop that locks itself
     // (KWin offers the protocol too), nor with Wayland.Lock=vt a session
     // that has no VT.
     guard plan(session, compositor: compositor(for: session), selfLocking: selfLockingDesktop(of: session)).locks else {
-      sessions[session.id]?.compositorIdle = .unavailable(display: display, why: "nothing for an idle lock to lock")
+      sessions[session.id]?.compositorIdle = .notByACompositor
       return false
     }
     guard let runtime = environment("XDG_RUNTIME_DIR"), let address = UnixSocketAddress(path: runtime + "/" + display) else {
@@ -111,13 +110,13 @@ extension Daemon {
     guard let session = sessions[id] else { return }
     let instead = session.info.isGraphical ? "session's IdleHint" : "terminal's input"
     Log.warning("session \(id): idle is not timed by the compositor (\(display)): \(why); the \(instead) times it")
-    sessions[id]?.compositorIdle = .unavailable(display: display, why: why)
+    sessions[id]?.compositorIdle = .notByACompositor
     updateIdleTimers()
     followIdleHint(session.info)
   }
 
-  /// Ends the watch (a lock, an inhibitor, a logout); what was learnt of an
-  /// unavailable or absent compositor is kept.
+  /// Ends the watch (a lock, an inhibitor, a logout); that no compositor
+  /// times the session is kept.
   func stopCompositorIdle(_ id: String) {
     guard case .asked(_, let watch, let token, let deadline) = sessions[id]?.compositorIdle else { return }
     loop.cancel(token)
@@ -142,10 +141,7 @@ extension Daemon {
   /// times them are looked at again.
   func lookForIdleCompositorsAgain() {
     for id in sessions.keys {
-      switch sessions[id]?.compositorIdle {
-      case .unavailable, .absent: sessions[id]?.compositorIdle = nil
-      case .asked, nil: break
-      }
+      if case .notByACompositor = sessions[id]?.compositorIdle { sessions[id]?.compositorIdle = nil }
     }
     updateIdleTimers()
   }

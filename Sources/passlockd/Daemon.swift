@@ -373,11 +373,7 @@ final class Daemon {
 
   /// The idle lock held off, or not, by every inhibitor there is.
   func idleHoldChanged() {
-    let held =
-      logindIdleInhibitors
-      + (screenSaver?.held ?? []).map {
-        Logind.Inhibitor(what: "idle", who: $0.application, why: $0.reason, mode: "block", uid: uid, pid: $0.pid)
-      }
+    let held = logindIdleInhibitors + (screenSaver?.held ?? []).map(\.inhibitor)
     guard held != idleInhibitors else { return }
     let wasHeld = !idleInhibitors.isEmpty
     idleInhibitors = held

@@ -55,6 +55,16 @@ extension Daemon {
   /// hyprctl that has not answered within 2 s is killed.
   func checkHyprlandLockRestore() {
     guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return }
+    // No Hyprland instance in the runtime directory: nothing to warn of, and
+    // no compositor to look for (each look connects to every compositor and
+    // asks logind).
+    guard Directory.names(runtime + "/hypr")?.isEmpty == false else {
+      for id in sessions.keys {
+        sessions[id]?.hyprlandChecked = nil
+        sessions[id]?.compositorWarning = nil
+      }
+      return
+    }
     for session in sessionInfos where !session.remote && (session.type == "wayland" || session.type == "tty") {
       guard let display = waylandCompositor(showing: session) else { continue }
       // Once per compositor: its socket, and its instance when a Hyprland

@@ -41,13 +41,13 @@ final class ScreenSaverInhibitors {
     </node>
     """
 
+  /// One held: as logind's inhibitors are shown and counted, with what
+  /// ends it here.
   struct Inhibitor: Equatable {
     var cookie: UInt32
     /// The caller's unique name on the bus.
     var owner: String
-    var application: String
-    var reason: String
-    var pid: UInt32
+    var inhibitor: Logind.Inhibitor
   }
 
   private(set) var held: [Inhibitor] = []
@@ -136,7 +136,9 @@ final class ScreenSaverInhibitors {
     ).uint32()
     held.append(
       Inhibitor(
-        cookie: lastCookie, owner: owner, application: Self.shown(application, 64), reason: Self.shown(reason, 128), pid: pid ?? 0))
+        cookie: lastCookie, owner: owner,
+        inhibitor: Logind.Inhibitor(
+          what: "idle", who: Self.shown(application, 64), why: Self.shown(reason, 128), mode: "block", uid: getuid(), pid: pid ?? 0)))
     changed()
     return .values([.uint32(lastCookie)])
   }

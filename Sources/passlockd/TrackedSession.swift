@@ -17,7 +17,7 @@ struct TrackedSession {
   var inSessionRefused = false
   /// Its lock screens' failures in a row (the restart's delay).
   var restarts = RestartBackoff()
-  /// Its compositor's idle notification, or why it has none (Daemon+CompositorIdle).
+  /// Its compositor's idle notification, or that none times it (Daemon+CompositorIdle).
   var compositorIdle: CompositorIdle?
   /// The compositor ("wayland-1/<Hyprland instance>") whose Hyprland
   /// option was asked about, and what to warn of (HyprlandLockRestore;
