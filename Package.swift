@@ -72,9 +72,10 @@ let drawingHeaders: [SwiftSetting] = [
 /// swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around single
 /// functions of the standard library's one large section, which no symbol
 /// order can gather. One module in either build: Sources/passlock-wayland/Shared
-/// links the files it shares with the other programs (the lock screen's
-/// state, texts, controller and gatekeeper client), which leave out their
-/// imports of each other's modules there (`#if !PASSLOCK_WAYLAND`). In the
+/// links the Embeddable folder of each module it shares code with (the lock
+/// screen's state, texts, controller and gatekeeper client), whose files
+/// leave out their imports of each other's modules there
+/// (`#if !PASSLOCK_WAYLAND`; the rules are in each folder's README). In the
 /// Embedded build Sources/EmbeddedGlibc and GlibcOverlay.swift stand in for
 /// the toolchain's Glibc module, and CProgramArguments keeps the arguments
 /// (Embedded Swift has no CommandLine).
@@ -125,19 +126,32 @@ let embeddedTriple: String? = {
 /// normalize) are the one part of the toolchain the Embedded build links,
 /// from the embedded directory next to the compiler's own libraries; it is
 /// compiled for that directory's triple.
+/// The modules whose Embeddable folders the Embedded build compiles in are
+/// held to Embedded Swift's language restrictions in their own full-Swift
+/// build (no untyped throws, weak or unowned references, casts to protocols,
+/// generic methods on existentials): a break shows there first, in every
+/// build. Swift 6.3 names the group; Debian 13's 6.0.3 does not.
+#if compiler(>=6.3)
+  let embeddable: [SwiftSetting] = [.unsafeFlags(["-Werror", "EmbeddedRestrictions"])]
+#else
+  let embeddable: [SwiftSetting] = []
+#endif
+let sharedReadmes = ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"].map {
+  "Shared/\($0)/README.md"
+}
 let waylandLockScreen: (dependencies: [Target.Dependency], exclude: [String], swift: [SwiftSetting], linker: [LinkerSetting]) = {
   let shared: [Target.Dependency] = ["CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"]
   let order = symbolOrder("Sources/passlock-wayland/lock-screen.order")
   guard embeddedBuild, let libraries = toolchainLibraries, let triple = embeddedTriple else {
     return (
-      shared, ["lock-screen.order", "GlibcOverlay.swift", "ProgramArguments.swift"],
+      shared, ["lock-screen.order", "GlibcOverlay.swift", "ProgramArguments.swift"] + sharedReadmes,
       drawingHeaders + [.define("PASSLOCK_WAYLAND")],
       // Full RELRO (lld: gold gave none here).
       [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "--no-export-dynamic"])]
     )
   }
   return (
-    ["EmbeddedGlibc", "CProgramArguments"] + shared, ["lock-screen.order"],
+    ["EmbeddedGlibc", "CProgramArguments"] + shared, ["lock-screen.order"] + sharedReadmes,
     drawingHeaders + embeddedLockScreen + [.define("PASSLOCK_WAYLAND"), .unsafeFlags(["-target", triple])],
     [
       .unsafeFlags(["-target", triple, "-enable-experimental-feature", "Embedded", "-L", "\(libraries)/embedded/\(triple)"]),
@@ -173,12 +187,14 @@ let package = Package(
 
     // Pure logic: policies, record formats, config parsing, protocol framing.
     // No C library, no I/O.
-    .target(name: "PasslockCore"),
+    .target(name: "PasslockCore", exclude: ["Embeddable/README.md"], swiftSettings: embeddable),
     // The syscall layer: file descriptors and errors, sockets (UnixSocket),
     // directories and small files, secure store files, termios, VT ioctls,
     // processes, clocks, the event loop. (Plain calls such as kill, access or
     // poll on one descriptor are still made where they are used.)
-    .target(name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"]),
+    .target(
+      name: "PasslockPOSIX", dependencies: ["PasslockCore", "CLinux"], exclude: ["Embeddable/README.md"],
+      swiftSettings: embeddable),
     // The password database (getpwuid_r): not for the static `passlock`.
     .target(name: "PasslockAccounts"),
     // The passcode store: yescrypt hashing and the on-disk records.
@@ -196,10 +212,14 @@ let package = Package(
     .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
     // Talking to the other programs and their files: the gatekeeper's
     // pipes, the daemon's socket, the configuration, the status cache.
-    .target(name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX"]),
+    .target(
+      name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX", "CLinux"], exclude: ["Embeddable/README.md"],
+      swiftSettings: embeddable),
     // The passcode screen's controller both lock screens share (the Wayland
     // one compiles its files into its own module: Sources/passlock-wayland/Shared).
-    .target(name: "PasslockLockController", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"]),
+    .target(
+      name: "PasslockLockController", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
+      exclude: ["Embeddable/README.md"], swiftSettings: embeddable),
     // pam_passlock.so: no Foundation, the Swift runtime linked in statically.
     .target(
       name: "PAMPasslock",

@@ -21,6 +21,20 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int pipe2(int fds[2], int flags);
 
+// open(2), openat(2) and fcntl(2) are variadic in C, which Swift cannot
+// call: one fixed form each. The sources both builds compile call these,
+// never Glibc's overlay functions, which Embedded Swift has not. Declared
+// as fcntl.h does, not included: its O_* constants stay with the C library's
+// module, where every file finds them.
+extern int open(const char *path, int flags, ...);
+extern int openat(int directory, const char *path, int flags, ...);
+extern int fcntl(int fd, int command, ...);
+static inline int passlock_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+static inline int passlock_openat(int directory, const char *path, int flags, mode_t mode) {
+  return openat(directory, path, flags, mode);
+}
+static inline int passlock_fcntl(int fd, int command, int value) { return fcntl(fd, command, value); }
+
 // prctl(PR_SET_PDEATHSIG): `signal` is sent to the caller when the thread
 // that created it exits.
 static inline int passlock_set_parent_death_signal(int signal) {

@@ -34,11 +34,3 @@ static inline char **passlock_environ(void) {
   extern char **environ;
   return environ;
 }
-
-// open(2), openat(2) and fcntl(2) are variadic in C, which Swift
-// cannot call: one fixed form each, for the overlay's Swift functions.
-static inline int passlock_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
-static inline int passlock_openat(int directory, const char *path, int flags, mode_t mode) {
-  return openat(directory, path, flags, mode);
-}
-static inline int passlock_fcntl(int fd, int command, int value) { return fcntl(fd, command, value); }

@@ -10,16 +10,6 @@ public var errno: Int32 {
   set { __errno_location().pointee = newValue }
 }
 
-public func open(_ path: UnsafePointer<CChar>, _ flags: Int32) -> Int32 { passlock_open(path, flags, 0) }
-public func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
-  passlock_open(path, flags, mode)
-}
-public func openat(_ directory: Int32, _ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
-  passlock_openat(directory, path, flags, mode)
-}
-public func fcntl(_ fd: Int32, _ command: Int32) -> Int32 { passlock_fcntl(fd, command, 0) }
-public func fcntl(_ fd: Int32, _ command: Int32, _ value: Int32) -> Int32 { passlock_fcntl(fd, command, value) }
-
 // Macros of casts, which the C importer leaves out.
 // swift-format-ignore: AlwaysUseLowerCamelCase
 public var SIG_IGN: __sighandler_t { unsafeBitCast(1, to: __sighandler_t.self) }

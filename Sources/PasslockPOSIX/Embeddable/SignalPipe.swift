@@ -1,10 +1,5 @@
+import CLinux
 import Glibc
-
-// In passlock-wayland's Embedded build the C library's headers belong to no
-// module of their own, and sigset_t comes in with CLinux's (spawn.h).
-#if hasFeature(Embedded)
-  import CLinux
-#endif
 
 /// Signals turned into bytes on a pipe (the self-pipe trick), so the lock
 /// screen's poll loop sees them as input like any other.
@@ -17,7 +12,7 @@ public enum SignalPipe {
   public static func install(ignoring ignored: [Int32], watching watched: [Int32]) {
     for signal in ignored { Glibc.signal(signal, SIG_IGN) }
     guard let fds = try? closeOnExecPipe() else { return }
-    for fd in [fds.read, fds.write] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    for fd in [fds.read, fds.write] { _ = passlock_fcntl(fd, F_SETFL, passlock_fcntl(fd, F_GETFL, 0) | O_NONBLOCK) }
     readEnd = fds.read
     writeEnd = fds.write
     for signal in watched {

@@ -31,7 +31,7 @@ public struct ChildProcess: Sendable {
     posix_spawn_file_actions_adddup2(&actions, fromChild.write, 1)
     // The actions run in order: take the terminal from a copy that none of
     // the dup2s above can have replaced (it may be our descriptor 0).
-    let terminalCopy = terminal.map { fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
+    let terminalCopy = terminal.map { passlock_fcntl($0, F_DUPFD_CLOEXEC, 10) } ?? -1
     if terminalCopy >= 0 { posix_spawn_file_actions_adddup2(&actions, terminalCopy, 3) }
     var pid: pid_t = 0
     let rc = cleanSpawn(
@@ -72,7 +72,7 @@ public struct ChildProcess: Sendable {
     for (parent, child) in descriptors {
       var source = parent
       if taken.contains(parent) {
-        source = fcntl(parent, F_DUPFD_CLOEXEC, highest + 1)
+        source = passlock_fcntl(parent, F_DUPFD_CLOEXEC, highest + 1)
         guard source >= 0 else { throw SystemError("fcntl") }
         copies.append(source)
       }

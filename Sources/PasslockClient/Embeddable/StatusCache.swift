@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 // passlock-wayland compiles this file into its own module (Package.swift, PASSLOCK_WAYLAND).
@@ -44,7 +45,7 @@ public enum StatusCache {
     guard let directory = directory(owner: owner) else { return nil }
     let path = directory + "/" + name
     // O_NONBLOCK: a FIFO put there must not hold up a lock (fstat refuses it next).
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    let fd = passlock_open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = stat()
@@ -76,7 +77,7 @@ public enum StatusCache {
     fields["saved_at"] = String(wallClockSeconds())
     let path = directory + "/" + name
     let temporary = path + ".\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    let fd = passlock_open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
     let written = (try? FileDescriptor(rawValue: fd).writeAll(AuthResult(.ok, fields).encoded())) != nil
     close(fd)

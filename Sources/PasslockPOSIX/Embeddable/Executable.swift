@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Where this program and its companions are installed: the executables look
@@ -31,7 +32,7 @@ public func makeDirectories(_ path: String, mode: mode_t, parentsOnly: Bool = fa
 }
 
 /// Sets close-on-exec on `fd`; false if it is not an open descriptor.
-@discardableResult public func setCloseOnExec(_ fd: Int32) -> Bool { fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 }
+@discardableResult public func setCloseOnExec(_ fd: Int32) -> Bool { passlock_fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 }
 
 /// pipe(2) with both ends close-on-exec (pipe2 is behind _GNU_SOURCE; these
 /// programs spawn from one thread, so setting the flag right after leaks nothing).

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// An open file descriptor (open(2), read(2), write(2), close(2)). Failures of
@@ -12,14 +13,14 @@ public struct FileDescriptor: Sendable, Equatable {
 
   /// open(2); O_CLOEXEC is always added.
   public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
-    let fd = retryingInterrupts { openFile(path, flags | O_CLOEXEC, mode) }
+    let fd = retryingInterrupts { passlock_open(path, flags | O_CLOEXEC, mode) }
     guard fd >= 0 else { throw SystemError("open", path: path) }
     return FileDescriptor(rawValue: fd)
   }
 
   /// openat(2) relative to this directory; O_CLOEXEC is always added.
   public func openAt(_ name: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
-    let fd = retryingInterrupts { openFile(at: rawValue, name, flags | O_CLOEXEC, mode) }
+    let fd = retryingInterrupts { passlock_openat(rawValue, name, flags | O_CLOEXEC, mode) }
     guard fd >= 0 else { throw SystemError("open", path: name) }
     return FileDescriptor(rawValue: fd)
   }
@@ -123,12 +124,4 @@ public func printError(_ text: String) {
 /// Writes text to standard output. C's `stdout` is off limits in Swift 6 mode.
 public func printOut(_ text: String) {
   try? FileDescriptor.standardOutput.writeAll(text)
-}
-
-/// open(2) and openat(2) under names of their own: inside `FileDescriptor`,
-/// `open` is its own method. Unqualified, so that passlock-wayland's Embedded
-/// build takes them from its Glibc overlay.
-private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
-private func openFile(at directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-  openat(directory, name, flags, mode)
 }

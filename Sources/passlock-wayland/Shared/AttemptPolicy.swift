@@ -1,1 +1,0 @@
-../../PasslockCore/AttemptPolicy.swift

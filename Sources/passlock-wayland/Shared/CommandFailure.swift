@@ -1,1 +1,0 @@
-../../PasslockCore/CommandFailure.swift

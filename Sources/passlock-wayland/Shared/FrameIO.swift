@@ -1,1 +1,0 @@
-../../PasslockPOSIX/FrameIO.swift

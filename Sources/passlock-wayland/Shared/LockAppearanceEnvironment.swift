@@ -1,1 +1,0 @@
-../../PasslockClient/LockAppearanceEnvironment.swift

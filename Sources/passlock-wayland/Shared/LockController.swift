@@ -1,1 +1,0 @@
-../../PasslockLockController/LockController.swift

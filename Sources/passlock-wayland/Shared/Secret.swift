@@ -1,1 +1,0 @@
-../../PasslockPOSIX/Secret.swift

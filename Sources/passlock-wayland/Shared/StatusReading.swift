@@ -1,1 +1,0 @@
-../../PasslockCore/StatusReading.swift

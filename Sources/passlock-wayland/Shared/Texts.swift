@@ -1,1 +1,0 @@
-../../PasslockCore/Texts.swift
