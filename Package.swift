@@ -5,8 +5,8 @@
 import Glibc
 import PackageDescription
 
-/// `passlock-auth` and `passlock-vt` link the Swift runtime statically: they
-/// run setuid and must not depend on the toolchain's install path. They stay
+/// `passlock-auth` (and `passlock-vt` where it is not built with Embedded
+/// Swift: `consoleHolder`) link the Swift runtime statically: they run setuid and must not depend on the toolchain's install path. They stay
 /// dynamic PIE executables: ASLR covers them, PAM loads its modules with
 /// dlopen, and glibc's static-pie output here had no RELRO.
 /// Both run setuid: full RELRO (`-z now`: the GOT is read-only once loaded).
@@ -26,7 +26,8 @@ let staticRuntime: [LinkerSetting] = [
     "-Xlinker", "--no-export-dynamic",
   ])
 ]
-/// `passlock` (the lock screen) and `passlockd` are fully static executables:
+/// `passlock` (the lock screen; in full Swift where it is not built with
+/// Embedded Swift: `commandLine`) and `passlockd` are fully static executables:
 /// no dynamic loader, no libstdc++ mapped, about half the memory and start-up
 /// time. They therefore avoid NSS (getpwuid): the gatekeeper reports the user name.
 /// Sources/CLinux/static supplies what Swift 6.0 asks for there and Debian
@@ -65,22 +66,23 @@ let lockScreenOrder = symbolOrder("Sources/passlock/lock-screen.order")
 let drawingHeaders: [SwiftSetting] = [
   .unsafeFlags(["/usr/include/cairo", "/usr/include/freetype2"].flatMap { ["-Xcc", "-I" + $0] })
 ]
-/// passlock-wayland is built with Embedded Swift where the toolchain can
+/// passlock (the command line and the terminal lock screen) and
+/// passlock-wayland are built with Embedded Swift where the toolchain can
 /// (`embeddedBuild`): no Swift runtime, no type metadata, the standard
-/// library compiled in as far as it is used. Its memory while locked was
-/// otherwise mostly the full runtime's code (2.5 MiB of 11, against
-/// swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around single
-/// functions of the standard library's one large section, which no symbol
-/// order can gather. One module in either build: Sources/passlock-wayland/Shared
-/// links the Embeddable folder of each module it shares code with (the lock
-/// screen's state, texts, controller and gatekeeper client), whose files
-/// leave out their imports of each other's modules there
-/// (`#if !PASSLOCK_WAYLAND`; the rules are in each folder's README). In the
-/// Embedded build Sources/EmbeddedGlibc and GlibcOverlay.swift stand in for
-/// the toolchain's Glibc module, and CProgramArguments keeps the arguments
-/// (Embedded Swift has no CommandLine).
-/// Optimized for size (its code is resident whole: 253 KB, 50 KB less than
-/// with -O), a section per function so that the symbol order places each.
+/// library compiled in as far as it is used. Their memory while locked was
+/// otherwise mostly the full runtime's code (passlock-wayland: 2.5 MiB of
+/// 11, against swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around
+/// single functions of the standard library's one large section, which no
+/// symbol order can gather. Each is one module, its own files and
+/// Sources/Embedded (its `Shared` link): the Embeddable folders of the
+/// modules it shares code with, whose files leave out their imports of each
+/// other's modules there (`#if !PASSLOCK_ONE_MODULE`), and the stand-ins
+/// for what the toolchain has for full Swift only (Sources/EmbeddedGlibc
+/// with GlibcOverlay.swift for its Glibc module, CProgramArguments for
+/// CommandLine). The rules are in Sources/Embedded/README.md.
+/// Optimized for size (passlock-wayland's code is resident whole: 253 KB,
+/// 50 KB less than with -O), a section per function so that the symbol
+/// order places each.
 let embeddedLockScreen: [SwiftSetting] = [
   .enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-Osize", "-Xfrontend", "-function-sections"]),
 ]
@@ -112,20 +114,17 @@ let embeddedTriple: String? = {
   }
   return nil
 }()
-/// Embedded Swift builds passlock-wayland from 6.1 on (6.0's has no String)
-/// where the toolchain has its embedded library for this machine; elsewhere
-/// (Debian 13's swiftlang 6.0.3) it is built in full Swift with the runtime
-/// linked in: the same program, more memory. PASSLOCK_WAYLAND_FULL_SWIFT=1
-/// asks for the full-Swift build anywhere (to measure it, to test it).
+/// Embedded Swift builds passlock and passlock-wayland from 6.1 on (6.0's
+/// has no String) where the toolchain has its embedded library for this
+/// machine; elsewhere (Debian 13's swiftlang 6.0.3) they are built in full
+/// Swift with the runtime linked in: the same programs, more memory.
+/// PASSLOCK_FULL_SWIFT=1 asks for the full-Swift builds anywhere (to
+/// measure them, to test them).
 #if compiler(>=6.1)
-  let embeddedBuild = embeddedTriple != nil && Context.environment["PASSLOCK_WAYLAND_FULL_SWIFT"] == nil
+  let embeddedBuild = embeddedTriple != nil && Context.environment["PASSLOCK_FULL_SWIFT"] == nil
 #else
   let embeddedBuild = false
 #endif
-/// The standard library's Unicode tables (String comparison and hashing
-/// normalize) are the one part of the toolchain the Embedded build links,
-/// from the embedded directory next to the compiler's own libraries; it is
-/// compiled for that directory's triple.
 /// The modules whose Embeddable folders the Embedded build compiles in are
 /// held to Embedded Swift's language restrictions in their own full-Swift
 /// build (no untyped throws, weak or unowned references, casts to protocols,
@@ -136,29 +135,73 @@ let embeddedTriple: String? = {
 #else
   let embeddable: [SwiftSetting] = []
 #endif
-let sharedReadmes = ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"].map {
-  "Shared/\($0)/README.md"
+/// The READMEs of Sources/Embedded and the folders it links, not sources.
+let embeddedReadmes = ["", "PasslockCore/", "PasslockPOSIX/", "PasslockClient/", "PasslockLockController/"].map {
+  "Shared/\($0)README.md"
 }
-let waylandLockScreen: (dependencies: [Target.Dependency], exclude: [String], swift: [SwiftSetting], linker: [LinkerSetting]) = {
-  let shared: [Target.Dependency] = ["CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"]
-  let order = symbolOrder("Sources/passlock-wayland/lock-screen.order")
-  guard embeddedBuild, let libraries = toolchainLibraries, let triple = embeddedTriple else {
-    return (
-      shared, ["lock-screen.order", "GlibcOverlay.swift", "ProgramArguments.swift"] + sharedReadmes,
-      drawingHeaders + [.define("PASSLOCK_WAYLAND")],
-      // Full RELRO (lld: gold gave none here).
-      [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "--no-export-dynamic"])]
-    )
-  }
-  return (
-    ["EmbeddedGlibc", "CProgramArguments"] + shared, ["lock-screen.order"] + sharedReadmes,
-    drawingHeaders + embeddedLockScreen + [.define("PASSLOCK_WAYLAND"), .unsafeFlags(["-target", triple])],
-    [
+/// How one program is built: its dependencies, excluded files and settings.
+struct ProgramBuild {
+  var dependencies: [Target.Dependency]
+  var exclude: [String]
+  var swift: [SwiftSetting] = []
+  var linker: [LinkerSetting]
+}
+/// The standard library's Unicode tables (String comparison and hashing
+/// normalize) are the one part of the toolchain the Embedded build links,
+/// from the embedded directory next to the compiler's own libraries; it is
+/// compiled for that directory's triple.
+/// The lock screens are linked in their own order (`order`, recorded by
+/// scripts/lock-screen-order and scripts/wayland-lock-screen-order).
+func embeddedProgram(
+  dependencies: [Target.Dependency], swift: [SwiftSetting] = [], order: String? = nil, linker: [String],
+  otherwise fullSwift: ProgramBuild
+) -> ProgramBuild {
+  guard embeddedBuild, let libraries = toolchainLibraries, let triple = embeddedTriple else { return fullSwift }
+  return ProgramBuild(
+    dependencies: ["EmbeddedGlibc", "CProgramArguments"] + dependencies,
+    exclude: (order == nil ? [] : ["lock-screen.order"]) + embeddedReadmes,
+    swift: swift + embeddedLockScreen + [.define("PASSLOCK_ONE_MODULE"), .unsafeFlags(["-target", triple])],
+    linker: [
       .unsafeFlags(["-target", triple, "-enable-experimental-feature", "Embedded", "-L", "\(libraries)/embedded/\(triple)"]),
       .linkedLibrary("swiftUnicodeDataTables"), .linkedLibrary("m"),
-    ] + order + [.unsafeFlags(["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"])]
-  )
+    ] + (order.map(symbolOrder) ?? []) + [.unsafeFlags(linker)])
+}
+/// The Wayland lock screen; a full-Swift build is one module too.
+let waylandLockScreen: ProgramBuild = {
+  let libraries: [Target.Dependency] = ["CLinux", "CWaylandClient", "CXKBCommon", "CCairo", "CSessionLock"]
+  return embeddedProgram(
+    dependencies: libraries, swift: drawingHeaders, order: "Sources/passlock-wayland/lock-screen.order",
+    linker: ["-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic"],
+    otherwise: ProgramBuild(
+      dependencies: libraries,
+      exclude: ["lock-screen.order", "Shared/GlibcOverlay.swift", "Shared/ProgramArguments.swift"] + embeddedReadmes,
+      swift: drawingHeaders + [.define("PASSLOCK_ONE_MODULE")],
+      // Full RELRO (lld: gold gave none here).
+      linker: [
+        .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "--no-export-dynamic"])
+      ]))
 }()
+/// The console holder, setuid root: a PIE with full RELRO (`-z now`) in
+/// either build, and in the Embedded one no C++ runtime or unwinder at all;
+/// only the C library is loaded. Embedded Swift has no runtime to link
+/// statically: the environment and install path matter as little as they
+/// do for a C program.
+let consoleHolder = embeddedProgram(
+  dependencies: ["CLinux"],
+  linker: [
+    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "separate-code",
+    "-Xlinker", "--no-export-dynamic",
+  ],
+  otherwise: ProgramBuild(
+    dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux"], exclude: ["Shared"], linker: staticRuntime))
+/// The command line and the terminal lock screen: fully static in either
+/// build. A full-Swift build imports the modules instead of Sources/Embedded.
+let commandLine = embeddedProgram(
+  dependencies: ["CLinux"], order: "Sources/passlock/lock-screen.order", linker: ["-Xclang-linker", "-static"],
+  otherwise: ProgramBuild(
+    dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"],
+    exclude: ["lock-screen.order", "Shared"], linker: fullyStatic + lockScreenOrder))
+
 let package = Package(
   name: "passlock",
   products: [
@@ -240,14 +283,11 @@ let package = Package(
       ]),
 
     .executableTarget(
-      name: "passlock",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"],
-      exclude: ["lock-screen.order"],
-      linkerSettings: fullyStatic + lockScreenOrder),
+      name: "passlock", dependencies: commandLine.dependencies, exclude: commandLine.exclude,
+      swiftSettings: commandLine.swift, linkerSettings: commandLine.linker),
     .executableTarget(
-      name: "passlock-vt",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux"],
-      linkerSettings: staticRuntime),
+      name: "passlock-vt", dependencies: consoleHolder.dependencies, exclude: consoleHolder.exclude,
+      swiftSettings: consoleHolder.swift, linkerSettings: consoleHolder.linker),
     // The Wayland lock screen (`passlock lock --wayland`): a program of its
     // own, so the terminal lock screen stays static and light; see
     // `embeddedLockScreen` for how it is built. The C libraries are Debian's
@@ -287,10 +327,10 @@ let package = Package(
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore"]),
     // Runs the built executables; `swift build --build-tests` builds them
     // (depending on them here would pull their static-runtime flags into the test bundle).
-    // PASSLOCK_WAYLAND_EMBEDDED: the tests know which passlock-wayland was built.
+    // PASSLOCK_EMBEDDED: the tests know whether passlock and passlock-wayland were built with Embedded Swift.
     .testTarget(
       name: "EndToEndTests", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockBus"],
-      swiftSettings: embeddedBuild ? [.define("PASSLOCK_WAYLAND_EMBEDDED")] : []),
+      swiftSettings: embeddedBuild ? [.define("PASSLOCK_EMBEDDED")] : []),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -60,6 +60,17 @@ static inline int passlock_vt_lock_switching(int fd) { return ioctl(fd, VT_LOCKS
 static inline int passlock_vt_unlock_switching(int fd) { return ioctl(fd, VT_UNLOCKSWITCH, 1); }
 static inline int passlock_vt_disallocate(int fd, int vt) { return ioctl(fd, VT_DISALLOCATE, vt); }
 
+// TIOCGWINSZ (tty_ioctl(4)): a terminal's columns and rows.
+static inline int passlock_terminal_size(int fd, unsigned short *columns, unsigned short *rows) {
+  struct winsize size;
+  int rc = ioctl(fd, TIOCGWINSZ, &size);
+  if (rc == 0) {
+    *columns = size.ws_col;
+    *rows = size.ws_row;
+  }
+  return rc;
+}
+
 // KDGKBLED (console_ioctl(2)): the console keyboard's lock flags (not its
 // lights); Caps Lock is K_CAPSLOCK. Fails on anything but a VT.
 static inline int passlock_console_caps_lock(int fd, int *on) {

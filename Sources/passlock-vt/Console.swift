@@ -1,6 +1,10 @@
+import CLinux
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The console holder's way with the kernel's virtual consoles: switching
 /// that is bounded even when a display server does not let go, over the VT
@@ -69,7 +73,7 @@ struct Console {
     // Woken by the kernel's notice of the switch (sysfs poll on
     // tty0/active), not by a timer: switching is locked right after it, so
     // a request made just after the switch finds it locked.
-    let notices = open(SwitchWatch.activeFile, O_RDONLY | O_CLOEXEC)
+    let notices = passlock_open(SwitchWatch.activeFile, O_RDONLY | O_CLOEXEC, 0)
     defer { if notices >= 0 { close(notices) } }
     let start = monotonicSeconds()
     var asked = start

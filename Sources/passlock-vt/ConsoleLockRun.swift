@@ -1,6 +1,9 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Carries out ConsoleLockSequence's effects over the console (Console,
 /// Holder, the lock screens, the holder's own status check) and reports what

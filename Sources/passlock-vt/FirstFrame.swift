@@ -1,8 +1,11 @@
 import CLinux
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The holder paints the lock screen's first frame itself, on the lock VT
 /// before it comes on screen: the lock screen is a second program start
@@ -32,9 +35,10 @@ enum FirstFrame {
   /// The first frame for the VT `fd`'s size, when the holder can know it.
   private static func frame(on fd: Int32, for caller: uid_t) -> [UInt8]? {
     guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return nil }
-    var size = winsize()
-    guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
-    return frame(status, width: Int(size.ws_col), height: Int(size.ws_row))
+    var columns: UInt16 = 0
+    var rows: UInt16 = 0
+    guard passlock_terminal_size(fd, &columns, &rows) == 0, columns > 0, rows > 0 else { return nil }
+    return frame(status, width: Int(columns), height: Int(rows))
   }
 
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s

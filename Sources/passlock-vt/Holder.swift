@@ -1,6 +1,10 @@
+import CLinux
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// One console lock: a VT of its own, switching locked, kernel messages
 /// muted, the lock screen run as the user on it until it exits 0. The record in
@@ -50,7 +54,7 @@ struct Holder {
       throw .refused("the console is already locked (by passlock-vt \(stale.holder)); only root may lock over it")
     }
     let vt = try console.free()
-    let fd = open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC)
+    let fd = passlock_open("/dev/tty\(vt)", O_RDWR | O_NOCTTY | O_CLOEXEC, 0)
     guard fd >= 0 else { throw .system(SystemError("open", path: "/dev/tty\(vt)")) }
     // The lock screen runs as the user and opens the VT itself: a VT it
     // could not open would be a console nothing unlocks.
@@ -215,9 +219,9 @@ struct State {
   static func read() -> State? {
     guard let fields = RootOwnedFile.keyValues(Holder.stateFile), fields["end"] == "1" else { return nil }
     guard let original = fields["original"].flatMap({ Int32($0) }), let lock = fields["lock"].flatMap({ Int32($0) }),
-      let level = fields["loglevel"], !level.isEmpty, level.allSatisfy(\.isNumber)
+      let level = fields["loglevel"], !level.isEmpty, level.allSatisfy({ $0.isNumber })
     else { return nil }
-    let sysrq = fields["sysrq"].flatMap { $0.isEmpty || !$0.allSatisfy(\.isNumber) ? nil : $0 }
+    let sysrq = fields["sysrq"].flatMap { $0.isEmpty || !$0.allSatisfy({ $0.isNumber }) ? nil : $0 }
     let holder = fields["holder"].flatMap { pid_t($0) } ?? 0
     return State(original: original, lock: lock, knobs: KernelKnobs(consoleLogLevel: level, sysrq: sysrq), holder: holder)
   }

@@ -1,5 +1,9 @@
+import CLinux
 import Glibc
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Runs the lock screen as the user. posix_spawn (never a bare fork) with
 /// POSIX_SPAWN_RESETIDS sets the child's effective uid and gid to the
@@ -21,7 +25,7 @@ enum LockScreenRunner {
   /// environment and no descriptors but /dev/null and the ready pipe
   /// (`readyPipe`, fd 3 in the child).
   static func start(tty: String, readyPipe: Int32, graceMilliseconds: Int32? = nil) throws(HolderError) -> pid_t {
-    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    let null = passlock_open("/dev/null", O_RDWR | O_CLOEXEC, 0)
     defer { close(null) }
     let grace = graceMilliseconds.map { ["--grace-ms", String($0)] } ?? []
     do {

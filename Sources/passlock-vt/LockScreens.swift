@@ -1,7 +1,10 @@
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 // The lock screens the holder runs, and what it waits for before a lock
 // stands: the first frame and its own gatekeeper's answer, both bounded.

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// From the first lock screen's start until the lock stands, the holder runs

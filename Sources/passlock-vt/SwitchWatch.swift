@@ -1,5 +1,9 @@
+import CLinux
 import Glibc
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Keeps the lock VT on screen for the whole lock. VT_LOCKSWITCH refuses new
 /// switch requests, but one made before it (Ctrl-Alt-Fn a moment earlier)
@@ -15,7 +19,7 @@ struct SwitchWatch {
   /// nil where the kernel has no such file: the lock then relies on the
   /// settle watch in `Holder.lock` alone.
   init?() {
-    fd = open(Self.activeFile, O_RDONLY | O_CLOEXEC)
+    fd = passlock_open(Self.activeFile, O_RDONLY | O_CLOEXEC, 0)
     guard fd >= 0 else { return nil }
     _ = Self.read(fd)  // a sysfs attribute notifies only after it was read
   }
@@ -25,7 +29,7 @@ struct SwitchWatch {
     var buffer = [UInt8](repeating: 0, count: 32)
     let n = pread(fd, &buffer, buffer.count, 0)
     guard n > 3 else { return nil }
-    return Int32(String(decoding: buffer[3..<n], as: UTF8.self).filter(\.isNumber))
+    return Int32(String(decoding: buffer[3..<n], as: UTF8.self).filter { $0.isNumber })
   }
 
   /// Waits for lock screen `pid` to exit, bringing the lock VT back whenever

@@ -1,6 +1,9 @@
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The flows behind each subcommand: what to ask, and in which order. How a
 /// failure is worded and which status it exits with is CommandFailure's
@@ -113,18 +116,14 @@ struct Commands {
   }
 
   private func readOrFail(_ prompt: String, _ secret: inout Secret) throws(CommandFailure) {
-    do {
-      guard try input.read(prompt: prompt, into: &secret, digitsOnly: true) else {
-        throw CommandFailure.nothingEntered
-      }
-    } catch let error as CommandFailure {
-      throw error
-    } catch let error as InputError {
+    let entered: Bool
+    do throws(InputError) {
+      entered = try input.read(prompt: prompt, into: &secret, digitsOnly: true)
+    } catch {
       if case .interrupted = error { throw .interrupted }
       throw .refused(error.description)
-    } catch {
-      throw .refused("\(error)")
     }
+    guard entered else { throw .nothingEntered }
   }
 
   func currentStatus() throws(CommandFailure) -> StoreStatus {

@@ -1,8 +1,11 @@
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockLockController
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockClient
+  import PasslockCore
+  import PasslockLockController
+  import PasslockPOSIX
+#endif
 
 /// `passlock lock` and the keypad flows: everything that puts the passcode
 /// screen on a terminal.

@@ -1,5 +1,8 @@
 import Glibc
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Where typed secrets come from: standard input, one per line (`--stdin`),
 /// or the controlling terminal with echo off (one `*` per passcode digit).

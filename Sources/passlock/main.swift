@@ -1,7 +1,10 @@
 import Glibc
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+// The Embedded build compiles these modules' shared files into this one (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 // passlock: the command line. Parsing and help live in PasslockCore (CLI);
 // the flows in Commands; everything that touches the store goes through

@@ -84,7 +84,7 @@ import Testing
     let symbols = h.run("/usr/bin/nm", [path], input: Data()).stdout
     #expect(symbols.contains("passlock_wayland_main"), "nm did not read passlock-wayland")
     for runtime in ["swift_conformsToProtocol", "swift_getTypeByMangledName", "swift_getGenericMetadata"] {
-      #if PASSLOCK_WAYLAND_EMBEDDED
+      #if PASSLOCK_EMBEDDED
         #expect(!symbols.contains(runtime), "the Embedded passlock-wayland links the Swift runtime (\(runtime))")
       #else
         #expect(symbols.contains(runtime), "the full-Swift passlock-wayland has no Swift runtime (\(runtime))?")

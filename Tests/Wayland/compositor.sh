@@ -13,7 +13,7 @@
 # Recipe and pitfalls: ../shared/DESIGN.md, "A Wayland compositor, headless".
 
 WL_RELEASE=trixie
-WL_PACKAGES=(sway swaylock swaybg labwc grim wtype foot wlr-randr wayland-utils libxkbcommon-tools
+WL_PACKAGES=(sway swaylock swayidle swaybg labwc grim wtype foot wlr-randr wayland-utils libxkbcommon-tools
   fonts-dejavu-core fonts-vlgothic passwd login libpam-modules procps python3-minimal util-linux mount libstdc++6)
 WL_CACHE=${WL_CACHE:-/var/cache/passlock-test}
 WL_USER=alice

@@ -1,8 +1,8 @@
 import CLinux
 import Glibc
 
-// passlock-wayland compiles this file into its own module (Package.swift, PASSLOCK_WAYLAND).
-#if !PASSLOCK_WAYLAND
+// The Embedded programs compile this file into their own module (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
   import PasslockCore
   import PasslockPOSIX
 #endif

@@ -14,6 +14,8 @@ public var errno: Int32 {
 // swift-format-ignore: AlwaysUseLowerCamelCase
 public var SIG_IGN: __sighandler_t { unsafeBitCast(1, to: __sighandler_t.self) }
 // swift-format-ignore: AlwaysUseLowerCamelCase
+public var SIG_DFL: __sighandler_t? { nil }
+// swift-format-ignore: AlwaysUseLowerCamelCase
 public var MAP_FAILED: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: -1) }
 public var environ: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>! { passlock_environ() }
 

@@ -9,7 +9,7 @@ public struct VirtualConsoles {
 
   /// Opens `device` (/dev/tty0: the consoles as a whole).
   public init(device: String = "/dev/tty0") throws(SystemError) {
-    fd = open(device, O_RDWR | O_NOCTTY | O_CLOEXEC)
+    fd = passlock_open(device, O_RDWR | O_NOCTTY | O_CLOEXEC, 0)
     guard fd >= 0 else { throw SystemError("open", path: device) }
   }
 

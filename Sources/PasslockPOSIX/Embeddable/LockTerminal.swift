@@ -120,9 +120,10 @@ public final class LockTerminal {
 
   /// Columns and rows (TIOCGWINSZ); 80×24 when the terminal does not say.
   public func size() -> (width: Int, height: Int) {
-    var ws = winsize()
-    guard ioctl(fd.rawValue, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 else { return (80, 24) }
-    return (Int(ws.ws_col), Int(ws.ws_row))
+    var columns: UInt16 = 0
+    var rows: UInt16 = 0
+    guard passlock_terminal_size(fd.rawValue, &columns, &rows) == 0, columns > 0, rows > 0 else { return (80, 24) }
+    return (Int(columns), Int(rows))
   }
 
   static func loadSettings(_ path: String) -> termios? {
@@ -137,7 +138,7 @@ public final class LockTerminal {
   /// Not fsynced: the file lives in the runtime directory, which a reboot
   /// empties; the next lock screen reads it from the page cache.
   static func storeSettings(_ settings: termios, _ path: String) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    let fd = passlock_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
     withUnsafeBytes(of: settings) { _ = Glibc.write(fd, $0.baseAddress, $0.count) }
     close(fd)

@@ -1,5 +1,9 @@
 import Glibc
-import PasslockCore
+
+// The Embedded programs compile this file into their own module (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+#endif
 
 /// Small files that only root can have written: logind's state files and
 /// passlock-vt's record. Anything else (missing, a link, a file someone else

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// An AF_UNIX socket address: a file system path, or an abstract name (no

@@ -1,5 +1,9 @@
 import Glibc
-import PasslockPOSIX
+
+// The Embedded programs compile this file into their own module (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Asks passlockd over its control socket ($XDG_RUNTIME_DIR/passlock/daemon.sock).
 public enum DaemonClient {

@@ -1,5 +1,9 @@
 import Glibc
-import PasslockCore
+
+// The Embedded programs compile this file into their own module (Sources/Embedded).
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+#endif
 
 /// systemd-logind's public state files, the ones sd-login(3) reads:
 /// /run/systemd/seats/SEAT (the seat's active session and its sessions) and

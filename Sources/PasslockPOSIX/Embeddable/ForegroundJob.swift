@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// The foreground process group of a terminal we do not control (a session's
@@ -36,7 +37,7 @@ public struct ForegroundJob {
   /// The fields of /proc/PID/stat after the command name: state, ppid, pgrp,
   /// session, tty_nr, tpgid, …
   public static func statFields(_ pid: pid_t) -> [Substring]? {
-    let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+    let fd = passlock_open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC, 0)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var buffer = [UInt8](repeating: 0, count: 1024)
