@@ -80,6 +80,8 @@ let drawingHeaders: [SwiftSetting] = [
 /// for what the toolchain has for full Swift only (Sources/EmbeddedGlibc
 /// with GlibcOverlay.swift for its Glibc module, CProgramArguments for
 /// CommandLine). The rules are in Sources/Embedded/README.md.
+/// passlock-vt runs setuid root: the shared files it compiles in get a
+/// setuid program's review.
 /// Optimized for size (passlock-wayland's code is resident whole: 253 KB,
 /// 50 KB less than with -O), a section per function so that the symbol
 /// order places each.
@@ -181,16 +183,19 @@ let waylandLockScreen: ProgramBuild = {
         .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "--no-export-dynamic"])
       ]))
 }()
-/// The console holder, setuid root: a PIE with full RELRO (`-z now`) in
-/// either build, and in the Embedded one no C++ runtime or unwinder at all;
-/// only the C library is loaded. Embedded Swift has no runtime to link
-/// statically: the environment and install path matter as little as they
-/// do for a C program.
+/// The console holder, setuid root: a PIE with full RELRO (`-z relro -z now`,
+/// asked for, not left to defaults) in either build, and in the Embedded one
+/// no C++ runtime or unwinder at all; only the C library is loaded. Embedded
+/// Swift has no runtime to link statically, and none that reads the
+/// environment (the full one reads SWIFT_DEBUG_* and SWIFT_BACKTRACE).
+/// Exclusivity is enforced at compile time only there (the full build
+/// traps at run time too; Swift 6.3's EmbeddedDynamicExclusivity did not
+/// trap in a test here).
 let consoleHolder = embeddedProgram(
   dependencies: ["CLinux"],
   linker: [
-    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "separate-code",
-    "-Xlinker", "--no-export-dynamic",
+    "-use-ld=lld", "-Xclang-linker", "-pie", "-Xlinker", "-z", "-Xlinker", "relro", "-Xlinker", "-z", "-Xlinker", "now",
+    "-Xlinker", "-z", "-Xlinker", "separate-code", "-Xlinker", "--no-export-dynamic",
   ],
   otherwise: ProgramBuild(
     dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "CLinux"], exclude: ["Shared"], linker: staticRuntime))

@@ -26,6 +26,9 @@ extern int pipe2(int fds[2], int flags);
 // never Glibc's overlay functions, which Embedded Swift has not. Declared
 // as fcntl.h does, not included: its O_* constants stay with the C library's
 // module, where every file finds them.
+#if defined(__USE_FILE_OFFSET64) || defined(__USE_TIME64_REDIRECTS)
+#error "glibc redirects open and fcntl here (open64, fcntl64): include fcntl.h instead of declaring them"
+#endif
 extern int open(const char *path, int flags, ...);
 extern int openat(int directory, const char *path, int flags, ...);
 extern int fcntl(int fd, int command, ...);

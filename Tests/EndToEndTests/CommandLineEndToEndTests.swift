@@ -28,6 +28,11 @@ import Testing
       #expect(dynamic.contains("BIND_NOW"), "\(name): no BIND_NOW")
       #expect(dynamic.contains("PIE"), "\(name): not PIE")
       #expect(segments.contains("GNU_RELRO"), "\(name): no RELRO segment")
+      #expect(!dynamic.contains("TEXTREL"), "\(name): relocations in its code")
+      // The loader ignores a setuid program's search paths but $ORIGIN; none other is set.
+      for line in dynamic.split(separator: "\n") where line.contains("(RPATH)") || line.contains("(RUNPATH)") {
+        #expect(line.hasSuffix("[$ORIGIN]"), "\(name): \(line)")
+      }
     }
   }
 
@@ -42,6 +47,12 @@ import Testing
       #expect(!dynamic.contains("libstdc++"), "\(name) loads libstdc++")
       #expect(!dynamic.contains("libgcc_s"), "\(name) loads libgcc_s")
     }
+    #if PASSLOCK_EMBEDDED
+      // Embedded Swift: the console holder needs the C library and nothing else.
+      let needed = h.run("/usr/bin/readelf", ["-d", Harness.binDirectory + "/passlock-vt"], input: Data()).stdout
+        .split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { $0.split(separator: "[").last?.dropLast() }
+      #expect(Set(needed.map(String.init)) == ["libc.so.6", "libm.so.6"], "passlock-vt needs \(needed)")
+    #endif
   }
 
   /// The lock screen's and the daemon's RSS is mostly code: the link puts
