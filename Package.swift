@@ -263,8 +263,8 @@ let package = Package(
     .target(
       name: "PasslockClient", dependencies: ["PasslockCore", "PasslockPOSIX", "CLinux"], exclude: ["Embeddable/README.md"],
       swiftSettings: embeddable),
-    // The passcode screen's controller both lock screens share (the Wayland
-    // one compiles its files into its own module: Sources/passlock-wayland/Shared).
+    // The passcode screen's controller both lock screens share (compiled into
+    // each where they are built with Embedded Swift: Sources/Embedded).
     .target(
       name: "PasslockLockController", dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient"],
       exclude: ["Embeddable/README.md"], swiftSettings: embeddable),
