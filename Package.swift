@@ -66,9 +66,9 @@ let lockScreenOrder = symbolOrder("Sources/passlock/lock-screen.order")
 let drawingHeaders: [SwiftSetting] = [
   .unsafeFlags(["/usr/include/cairo", "/usr/include/freetype2"].flatMap { ["-Xcc", "-I" + $0] })
 ]
-/// passlock (the command line and the terminal lock screen) and
-/// passlock-wayland are built with Embedded Swift where the toolchain can
-/// (`embeddedBuild`): no Swift runtime, no type metadata, the standard
+/// passlock (the command line and the terminal lock screen), passlock-vt
+/// and passlock-wayland are built with Embedded Swift where the toolchain
+/// can (`embeddedBuild`): no Swift runtime, no type metadata, the standard
 /// library compiled in as far as it is used. Their memory while locked was
 /// otherwise mostly the full runtime's code (passlock-wayland: 2.5 MiB of
 /// 11, against swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around
@@ -116,8 +116,8 @@ let embeddedTriple: String? = {
   }
   return nil
 }()
-/// Embedded Swift builds passlock and passlock-wayland from 6.1 on (6.0's
-/// has no String) where the toolchain has its embedded library for this
+/// Embedded Swift builds those three programs from 6.1 on (6.0's has no
+/// String) where the toolchain has its embedded library for this
 /// machine; elsewhere (Debian 13's swiftlang 6.0.3) they are built in full
 /// Swift with the runtime linked in: the same programs, more memory.
 /// PASSLOCK_FULL_SWIFT=1 asks for the full-Swift builds anywhere (to
