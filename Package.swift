@@ -36,12 +36,12 @@ let fullyStatic: [LinkerSetting] = [
   .unsafeFlags(["-static-executable", "-L", "\(Context.packageDirectory)/Sources/CLinux/static"])
 ]
 /// Their memory is mostly code, faulted in 64 KiB at a time around first
-/// uses: lld puts the functions a lock runs first, in the order a script
+/// uses: lld puts the functions a program runs first, in the order a script
 /// recorded (scripts/lock-screen-order for the terminal lock screen: 4.6 →
-/// 3.0 MiB while locked; passlockd shares most of them, the Swift runtime's
-/// start and the standard library's, idle 4.9 → 4.2 MiB;
-/// scripts/wayland-lock-screen-order for the Wayland one). The build does
-/// not track the file: a new one needs a fresh link.
+/// 3.0 MiB while locked; scripts/wayland-lock-screen-order for the Wayland
+/// one; scripts/daemon-order for passlockd: idle 4.5 → 3.6 MiB, the rest
+/// mostly the standard library's one 1.6 MiB section, which no order can
+/// split). The build does not track the file: a new one needs a fresh link.
 func symbolOrder(_ file: String) -> [LinkerSetting] {
   [
     .unsafeFlags([
@@ -310,7 +310,7 @@ let package = Package(
     .executableTarget(
       name: "passlockd",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle"],
-      linkerSettings: fullyStatic + lockScreenOrder),
+      exclude: ["daemon.order"], linkerSettings: fullyStatic + symbolOrder("Sources/passlockd/daemon.order")),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockAccounts"],

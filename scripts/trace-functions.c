@@ -5,8 +5,8 @@
 // the order they first ran). Each breakpoint is taken
 // out when hit, so the program and its libraries run at full speed, unlike
 // trace-code's single steps (minutes instead of an hour where cairo draws).
-// One thread only; children are not followed. For
-// scripts/wayland-lock-screen-order: which functions the lock screen runs.
+// Children are followed until they exec. For scripts/wayland-lock-screen-order
+// and scripts/daemon-order: which functions the lock screen, or the daemon, runs.
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -42,8 +42,12 @@ int main(int argc, char **argv) {
   }
   pid_t pid = start_traced(argv + 3);
   int status;
-  // Should this tracer die, the program dies too, not at its next breakpoint.
-  ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_EXITKILL);
+  // Should this tracer die, the program dies too, not at its next
+  // breakpoint. Children it starts share its code until they exec
+  // (posix_spawn's vfork): they are traced too, so a breakpoint they meet
+  // counts and is taken out instead of killing them, and let go at exec.
+  ptrace(PTRACE_SETOPTIONS, pid, 0,
+         PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC);
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
   FILE *maps = fopen(path, "r");
@@ -81,27 +85,41 @@ int main(int argc, char **argv) {
   }
   fclose(functions);
   ran = calloc(count + 1, sizeof *ran);
-  int pending = 0;  // a signal the program got, handed on when it continues
   int ended = 0;
+  if (ptrace(PTRACE_CONT, pid, 0, 0) != 0) stopping = 1;
   while (!stopping) {
-    if (ptrace(PTRACE_CONT, pid, 0, pending) != 0 || waitpid(pid, &status, 0) < 0) break;
+    pid_t who = waitpid(-1, &status, __WALL);
+    if (who < 0) break;
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
-      ended = 1;
-      break;
+      if (who == pid) {
+        ended = 1;
+        break;
+      }
+      continue;
     }
-    pending = WSTOPSIG(status);
-    if (pending != SIGTRAP) continue;
+    int event = status >> 16;
+    if (event == PTRACE_EVENT_EXEC && who != pid) {
+      ptrace(PTRACE_DETACH, who, 0, 0);
+      continue;
+    }
+    // Fork, clone and exec events, and a new child's first stop, carry no
+    // signal; any other signal is handed on.
+    int signal = event != 0 || (WSTOPSIG(status) == SIGSTOP && who != pid) ? 0 : WSTOPSIG(status);
     struct user_regs_struct registers;
-    if (ptrace(PTRACE_GETREGS, pid, 0, &registers) != 0) break;
-    size_t slot = slot_of(registers.rip - 1);
-    if (slots[slot].address != registers.rip - 1 || slots[slot].hit) continue;  // not ours: handed on
-    // Ours: the byte back, the instruction again, and no signal.
-    pwrite(memory, &slots[slot].original, 1, (off_t)slots[slot].address);
-    slots[slot].hit = 1;
-    registers.rip -= 1;
-    ptrace(PTRACE_SETREGS, pid, 0, &registers);
-    ran[ran_count++] = slots[slot].address - base;
-    pending = 0;
+    if (signal == SIGTRAP && ptrace(PTRACE_GETREGS, who, 0, &registers) == 0) {
+      size_t slot = slot_of(registers.rip - 1);
+      if (slots[slot].address == registers.rip - 1 && !slots[slot].hit) {
+        // Ours: the byte back (in the memory the program and its children
+        // share), the instruction again, and no signal.
+        pwrite(memory, &slots[slot].original, 1, (off_t)slots[slot].address);
+        slots[slot].hit = 1;
+        registers.rip -= 1;
+        ptrace(PTRACE_SETREGS, who, 0, &registers);
+        ran[ran_count++] = slots[slot].address - base;
+        signal = 0;
+      }
+    }
+    if (ptrace(PTRACE_CONT, who, 0, signal) != 0 && who == pid) break;
   }
   if (!ended) kill(pid, SIGKILL);
   FILE *out = fopen(argv[2], "w");
