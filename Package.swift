@@ -26,8 +26,8 @@ let staticRuntime: [LinkerSetting] = [
     "-Xlinker", "--no-export-dynamic",
   ])
 ]
-/// `passlock` (the lock screen; in full Swift where it is not built with
-/// Embedded Swift: `commandLine`) and `passlockd` are fully static executables:
+/// `passlock` (the lock screen) and `passlockd` are fully static executables
+/// in either build (this for their full-Swift one: `commandLine`, `daemon`):
 /// no dynamic loader, no libstdc++ mapped, about half the memory and start-up
 /// time. They therefore avoid NSS (getpwuid): the gatekeeper reports the user name.
 /// Sources/CLinux/static supplies what Swift 6.0 asks for there and Debian
@@ -39,9 +39,10 @@ let fullyStatic: [LinkerSetting] = [
 /// uses: lld puts the functions a program runs first, in the order a script
 /// recorded (scripts/lock-screen-order for the terminal lock screen: 4.6 →
 /// 3.0 MiB while locked; scripts/wayland-lock-screen-order for the Wayland
-/// one; scripts/daemon-order for passlockd: idle 4.5 → 3.6 MiB, the rest
-/// mostly the standard library's one 1.6 MiB section, which no order can
-/// split). The build does not track the file: a new one needs a fresh link.
+/// one; scripts/daemon-order for passlockd: idle 4.5 → 3.6 MiB in full
+/// Swift, the rest mostly the standard library's one 1.6 MiB section, which
+/// no order can split). The build does not track the file: a new one needs
+/// a fresh link.
 func symbolOrder(_ file: String) -> [LinkerSetting] {
   [
     .unsafeFlags([
@@ -66,12 +67,13 @@ let lockScreenOrder = symbolOrder("Sources/passlock/lock-screen.order")
 let drawingHeaders: [SwiftSetting] = [
   .unsafeFlags(["/usr/include/cairo", "/usr/include/freetype2"].flatMap { ["-Xcc", "-I" + $0] })
 ]
-/// passlock (the command line and the terminal lock screen), passlock-vt
-/// and passlock-wayland are built with Embedded Swift where the toolchain
+/// passlock (the command line and the terminal lock screen), passlock-vt,
+/// passlock-wayland and passlockd are built with Embedded Swift where the toolchain
 /// can (`embeddedBuild`): no Swift runtime, no type metadata, the standard
 /// library compiled in as far as it is used. Their memory while locked was
 /// otherwise mostly the full runtime's code (passlock-wayland: 2.5 MiB of
-/// 11, against swaylock's 8.3 in all; now 8.0), faulted in 64 KiB around
+/// 11, against swaylock's 8.3 in all; now 8.0; passlockd idle: 3.6 → 1.0
+/// MiB), faulted in 64 KiB around
 /// single functions of the standard library's one large section, which no
 /// symbol order can gather. Each is one module, its own files and
 /// Sources/Embedded (its `Shared` link): the Embeddable folders of the
@@ -116,7 +118,7 @@ let embeddedTriple: String? = {
   }
   return nil
 }()
-/// Embedded Swift builds those three programs from 6.1 on (6.0's has no
+/// Embedded Swift builds those four programs from 6.1 on (6.0's has no
 /// String) where the toolchain has its embedded library for this
 /// machine; elsewhere (Debian 13's swiftlang 6.0.3) they are built in full
 /// Swift with the runtime linked in: the same programs, more memory.
@@ -138,7 +140,10 @@ let embeddedTriple: String? = {
   let embeddable: [SwiftSetting] = []
 #endif
 /// The READMEs of Sources/Embedded and the folders it links, not sources.
-let embeddedReadmes = ["", "PasslockCore/", "PasslockPOSIX/", "PasslockClient/", "PasslockLockController/"].map {
+let embeddedReadmes = [
+  "", "PasslockCore/", "PasslockPOSIX/", "PasslockClient/", "PasslockLockController/", "PasslockBus/", "PasslockTimers/",
+  "PasslockWaylandIdle/",
+].map {
   "Shared/\($0)README.md"
 }
 /// How one program is built: its dependencies, excluded files and settings.
@@ -161,7 +166,7 @@ func embeddedProgram(
   guard embeddedBuild, let libraries = toolchainLibraries, let triple = embeddedTriple else { return fullSwift }
   return ProgramBuild(
     dependencies: ["EmbeddedGlibc", "CProgramArguments"] + dependencies,
-    exclude: (order == nil ? [] : ["lock-screen.order"]) + embeddedReadmes,
+    exclude: (order.map { [String($0.split(separator: "/").last!)] } ?? []) + embeddedReadmes,
     swift: swift + embeddedLockScreen + [.define("PASSLOCK_ONE_MODULE"), .unsafeFlags(["-target", triple])],
     linker: [
       .unsafeFlags(["-target", triple, "-enable-experimental-feature", "Embedded", "-L", "\(libraries)/embedded/\(triple)"]),
@@ -206,6 +211,17 @@ let commandLine = embeddedProgram(
   otherwise: ProgramBuild(
     dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockLockController"],
     exclude: ["lock-screen.order", "Shared"], linker: fullyStatic + lockScreenOrder))
+/// The daemon: fully static in either build, linked in the order it runs
+/// its functions (scripts/daemon-order). Its closures that the event loop
+/// and the bus hold capture it strongly (Embedded Swift has no `unowned`):
+/// the daemon lives as long as the process, and what lives shorter (a lock
+/// screen's ready watch, the ScreenSaver answerer) ends its watches and
+/// handlers when done.
+let daemon = embeddedProgram(
+  dependencies: ["CLinux"], order: "Sources/passlockd/daemon.order", linker: ["-Xclang-linker", "-static"],
+  otherwise: ProgramBuild(
+    dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle"],
+    exclude: ["daemon.order", "Shared"], linker: fullyStatic + symbolOrder("Sources/passlockd/daemon.order")))
 
 let package = Package(
   name: "passlock",
@@ -250,14 +266,18 @@ let package = Package(
     // PAM: client transactions (account password) and the module side's calls.
     .target(name: "PasslockPAM", dependencies: ["PasslockCore", "PasslockPOSIX", "CPAM"]),
     // The system bus (D-Bus spoken directly) and sd_notify for passlockd.
-    .target(name: "PasslockBus", dependencies: ["PasslockPOSIX"]),
+    .target(
+      name: "PasslockBus", dependencies: ["PasslockPOSIX", "CLinux"], exclude: ["Embeddable/README.md"], swiftSettings: embeddable),
     // A compositor's idle notification (ext-idle-notify-v1), the Wayland
     // wire spoken directly as PasslockBus speaks D-Bus: passlockd links no
     // Wayland library.
-    .target(name: "PasslockWaylandIdle", dependencies: ["PasslockPOSIX"]),
+    .target(
+      name: "PasslockWaylandIdle", dependencies: ["PasslockPOSIX"], exclude: ["Embeddable/README.md"], swiftSettings: embeddable),
     // What passlockd waits for on its event loop: idle timers, retries
     // (tested on a ManualClock).
-    .target(name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"]),
+    .target(
+      name: "PasslockTimers", dependencies: ["PasslockCore", "PasslockPOSIX"], exclude: ["Embeddable/README.md"],
+      swiftSettings: embeddable),
     // Talking to the other programs and their files: the gatekeeper's
     // pipes, the daemon's socket, the configuration, the status cache.
     .target(
@@ -308,9 +328,8 @@ let package = Package(
       name: "passlock-wayland", dependencies: waylandLockScreen.dependencies, exclude: waylandLockScreen.exclude,
       swiftSettings: waylandLockScreen.swift, linkerSettings: waylandLockScreen.linker),
     .executableTarget(
-      name: "passlockd",
-      dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle"],
-      exclude: ["daemon.order"], linkerSettings: fullyStatic + symbolOrder("Sources/passlockd/daemon.order")),
+      name: "passlockd", dependencies: daemon.dependencies, exclude: daemon.exclude, swiftSettings: daemon.swift,
+      linkerSettings: daemon.linker),
     .executableTarget(
       name: "passlock-auth",
       dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockStore", "PasslockPAM", "PasslockAccounts"],

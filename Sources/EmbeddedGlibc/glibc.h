@@ -1,5 +1,5 @@
-// The headers of the toolchain's Glibc module that passlock-wayland and the
-// shared sources it compiles in use (see module.modulemap).
+// The headers of the toolchain's Glibc module that the Embedded programs and
+// the shared sources they compile in use (see module.modulemap).
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>

@@ -1,6 +1,8 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// The daemon's control socket, $XDG_RUNTIME_DIR/passlock/daemon.sock, in a
 /// 0700 directory; peers are also checked with SO_PEERCRED (same uid only).
@@ -21,7 +23,7 @@ enum ControlSocket {
     chmod(directory, 0o700)
     unlink(path)
     let listener: FileDescriptor
-    do {
+    do throws(SystemError) {
       guard let address = UnixSocketAddress(path: path) else { throw SystemError("bind", path: path, errno: ENAMETOOLONG) }
       listener = try UnixSocket.listen(at: address, backlog: 8)
     } catch {
@@ -40,7 +42,8 @@ enum ControlSocket {
     // A same-uid client that never writes must not stall the daemon.
     UnixSocket.setReceiveTimeout(client, seconds: 1)
     var buffer = [UInt8](repeating: 0, count: 64)
-    guard let n = try? buffer.withUnsafeMutableBytes({ bytes throws(SystemError) in try client.read(into: bytes) }), n > 0 else { return }
+    let n = buffer.withUnsafeMutableBytes { bytes in (try? client.read(into: bytes)) ?? 0 }
+    guard n > 0 else { return }
     let command = String(decoding: buffer[..<n], as: UTF8.self).trimming("\n\r ")
     let answer: String
     switch command {
@@ -100,7 +103,7 @@ struct DaemonStatus {
     }
     if let problem = daemon.gatekeeperProblem { out += "Daemon: cannot read the passcode store: \(problem)\n" }
     if !daemon.idleInhibitors.isEmpty {
-      out += "Idle lock: held off by \(daemon.idleInhibitors.map(\.summary).joined(separator: "; "))\n"
+      out += "Idle lock: held off by \(daemon.idleInhibitors.map { $0.summary }.joined(separator: "; "))\n"
     }
     for row in rows {
       var line = "Session \(row.id): \(row.tty.isEmpty ? "no TTY" : row.tty)"

@@ -1,5 +1,7 @@
-import PasslockPOSIX
-import PasslockWaylandIdle
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+  import PasslockWaylandIdle
+#endif
 
 /// Idle from the compositor: a session whose Wayland compositor passlockd
 /// finds (WaylandCompositors: one started by a display manager, from a
@@ -54,9 +56,9 @@ extension Daemon {
       return false
     }
     let watch: IdleNotificationWatch
-    do {
+    do throws(SystemError) {
       let socket = try UnixSocket.connect(address, nonBlocking: true)
-      do {
+      do throws(SystemError) {
         watch = try IdleNotificationWatch(socket: socket, timeoutMilliseconds: UInt32(idle.timeoutSeconds) * 1000)
       } catch {
         socket.close()
@@ -67,14 +69,14 @@ extension Daemon {
       return false
     }
     let id = session.id
-    let token = loop.watch(watch.socket.rawValue) { [unowned self] in
+    let token = loop.watch(watch.socket.rawValue) { [self] in
       for event in watch.readable() {
         // Events of a watch that was stopped meanwhile are not for the current one.
         guard case .asked(_, let current, _, _) = sessions[id]?.compositorIdle, current === watch else { return }
         compositorIdleEvent(event, session: id)
       }
     }
-    let deadline = loop.after(milliseconds: Self.compositorIdleAnswerMilliseconds) { [unowned self] in
+    let deadline = loop.after(milliseconds: Self.compositorIdleAnswerMilliseconds) { [self] in
       compositorIdleUnavailable(id, display: display, why: "no answer within \(Self.compositorIdleAnswerMilliseconds / 1000) s")
     }
     // The terminal's or IdleHint's timer, if one ran, is the compositor's now.

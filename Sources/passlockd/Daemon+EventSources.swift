@@ -1,8 +1,10 @@
 import Glibc
-import PasslockBus
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// What passlockd waits on: the bus, its children, the gatekeeper's
 /// removal, compositors' sockets appearing, and systemd's watchdog.
@@ -10,7 +12,7 @@ extension Daemon {
   func watchBus() {
     // The socket, and the bus's own signal that signals read during a call wait.
     for fd in [bus.fd, bus.wakeFD] {
-      loop.watch(fd) { [unowned self] in
+      loop.watch(fd) { [self] in
         if !bus.process() {
           Log.error("lost the system bus; exiting so systemd restarts passlockd")
           exit(1)
@@ -25,7 +27,7 @@ extension Daemon {
     // Every child is reaped here, lockers killed on purpose too. A gatekeeper
     // run in the background may be reaped before its request is read: its
     // answer comes through its pipe, its exit status is not needed.
-    loop.onSignal(SIGCHLD) { [unowned self] in
+    loop.onSignal(SIGCHLD) { [self] in
       var status: Int32 = 0
       while true {
         let pid = waitpid(-1, &status, WNOHANG)
@@ -59,13 +61,13 @@ extension Daemon {
     guard let runtime = environment("XDG_RUNTIME_DIR"),
       let watch = DirectoryWatch(directory: runtime, events: Int32(IN_CREATE | IN_MOVED_TO))
     else { return }
-    loop.watch(watch.fd) { [unowned self] in
+    loop.watch(watch.fd) { [self] in
       let changes = watch.changes()
       guard changes.overflowed || changes.names.contains(where: WaylandCompositors.isSocketName) else { return }
       // Looked at a few times: a compositor may take a while to listen, or
       // to be known in its session, on a busy machine.
       for delay: Int64 in [500, 2000, 5000] {
-        loop.after(milliseconds: delay) { [unowned self] in
+        loop.after(milliseconds: delay) { [self] in
           lookForIdleCompositorsAgain()
           checkHyprlandLockRestore()
         }

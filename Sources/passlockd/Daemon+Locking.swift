@@ -1,8 +1,10 @@
 import Glibc
-import PasslockBus
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// passlockd's locking: which command locks a session, starting and
 /// restarting lock screens, adopting the ones a previous daemon left.
@@ -36,7 +38,7 @@ extension Daemon {
   /// The Wayland compositor that shows `session`, if any (WaylandCompositors):
   /// a compositor in none of our logins is a user service's.
   func waylandCompositor(showing session: Logind.SessionInfo) -> String? {
-    WaylandCompositors.display(of: session, logins: Set(sessions.values.map(\.info.path)), logind: logind)
+    WaylandCompositors.display(of: session, logins: Set(sessions.values.map { $0.info.path }), logind: logind)
   }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
@@ -200,7 +202,7 @@ extension Daemon {
   ) -> Bool {
     do {
       let locker = try Locker(command: command, kind: kind, environment: environment, loop: loop) {
-        [unowned self, command] in
+        [self, command] in
         sessions[session.id]?.problem = nil
         // Ready while a sleep begins, after PrepareForSleep's SIGUSR1 went
         // to the others: its grace ends now too.
@@ -309,7 +311,7 @@ extension Daemon {
         "the lock screen keeps failing (\(backoff.quickFailures) times in a row, last exit status \(status)); restarted with a growing delay"
     }
     Log.warning("session \(id): the lock screen exited with \(status); starting it again in \(delay) ms")
-    let restart = { [unowned self] in
+    let restart = { [self] in
       // Never with the grace the first one had: killing a lock screen
       // must not open the session to the next key.
       if let session = sessions[id], !session.isLocked {
@@ -356,7 +358,7 @@ extension Daemon {
     logind.setLockedHint(session, true)
     stopIdleTimers(session.id)
     var timer: EventLoop.Token?
-    timer = loop.after(milliseconds: 1000, repeating: 1000) { [unowned self] in
+    timer = loop.after(milliseconds: 1000, repeating: 1000) { [self] in
       // EPERM: the pid now belongs to someone else's process, so ours is gone.
       guard kill(pid, 0) == -1 && (errno == ESRCH || errno == EPERM) else { return }
       loop.cancel(timer)

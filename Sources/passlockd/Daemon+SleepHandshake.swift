@@ -1,9 +1,11 @@
 import Glibc
-import PasslockBus
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
-import PasslockTimers
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+  import PasslockTimers
+#endif
 
 /// The sleep handshake: SleepHandshake (PasslockCore) decides; this carries
 /// out its effects (locks, status checks, logind's delay inhibitor, and
@@ -31,7 +33,7 @@ extension Daemon {
         if delay == 0 {
           refreshPasscode()
         } else {
-          loop.after(milliseconds: delay) { [unowned self] in refreshPasscodeInBackground() }
+          loop.after(milliseconds: delay) { [self] in refreshPasscodeInBackground() }
         }
       case .takeInhibitor:
         takeInhibitor()
@@ -63,7 +65,7 @@ extension Daemon {
         case .adopted?, .covered?: return false
         case nil: return true
         }
-      }.map(\.id))
+      }.map { $0.id })
   }
 
   func takeInhibitor() {
@@ -83,7 +85,7 @@ extension Daemon {
       }
       // Right after resume logind may still answer "operation in progress":
       // one retry chain, however many paths ask, said once per streak.
-      let delay = inhibitRetries.failed { [unowned self] in
+      let delay = inhibitRetries.failed { [self] in
         if handshake.locks && !handshake.preparing { takeInhibitor() }
       }
       if inhibitRetries.failures == 1 { Log.warning("Inhibit failed (\(error)); retrying, every \(delay) ms at first, up to 5 s") }

@@ -1,9 +1,11 @@
 import Glibc
-import PasslockBus
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
-import PasslockTimers
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+  import PasslockTimers
+#endif
 
 /// passlockd: watches logind for suspend, Lock and idle, and keeps one
 /// `passlock lock` per session while it is locked. Single-threaded: every
@@ -32,7 +34,7 @@ final class Daemon {
   var consoleHolder: String { Executable.sibling("passlock-vt", of: passlock) }
   let gatekeeper = GatekeeperClient.locate()
   let records = LockRecords.inRuntimeDirectory()
-  lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec"), loop: loop) { [unowned self] id in
+  lazy var idle = IdleWatcher(timeoutSeconds: config.int("Idle.LockAfterSec"), loop: loop) { [self] id in
     if let session = sessions[id] { lock(session.info, reason: "idle", grace: true) }
   }
 
@@ -103,36 +105,36 @@ final class Daemon {
 
   func subscribe() throws(BusError) {
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "PrepareForSleep") {
-      [unowned self] message in
+      [self] message in
       prepareForSleep((try? message.bool()) ?? false)
     }
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionNew") {
-      [unowned self] _ in
+      [self] _ in
       try? refreshSessions()
     }
     try bus.onSignal(sender: Logind.name, path: Logind.path, interface: Logind.manager, member: "SessionRemoved") {
-      [unowned self] message in
+      [self] message in
       if let id = try? message.string() { sessionRemoved(id) }
     }
-    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [unowned self] message in
+    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Lock") { [self] message in
       if let session = session(at: message.path) { lock(session, reason: "logind Lock") }
     }
     try bus.onSignal(sender: Logind.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
-      [unowned self] message in
+      [self] message in
       if message.path == Logind.path {
         managerPropertiesChanged(message)
       } else if let session = session(at: message.path) {
         followIdleHint(session)
       }
     }
-    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [unowned self] message in
+    try bus.onSignal(sender: Logind.name, path: nil, interface: Logind.session, member: "Unlock") { [self] message in
       logindUnlock(path: message.path)
     }
     // polkit coming (after logind refused our inhibitor for want of it).
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: "NameOwnerChanged", argument0: "org.freedesktop.PolicyKit1"
-    ) { [unowned self] message in
+    ) { [self] message in
       _ = try? message.string()
       _ = try? message.string()
       if let owner = try? message.string(), !owner.isEmpty, handshake.locks, !handshake.preparing { takeInhibitor() }
@@ -140,7 +142,7 @@ final class Daemon {
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: "NameOwnerChanged", argument0: Logind.name
-    ) { [unowned self] message in
+    ) { [self] message in
       guard let name = try? message.string(), name == Logind.name, (try? message.string()) != nil,
         let owner = try? message.string()
       else { return }
@@ -194,7 +196,7 @@ final class Daemon {
   /// only once ready (their handler is installed by then; before, SIGUSR1
   /// would kill them).
   func signalReadyLockScreens() {
-    for locker in sessions.values.compactMap(\.lock?.locker) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
+    for locker in sessions.values.compactMap({ $0.lock?.locker }) where locker.isReady { _ = kill(locker.pid, SIGUSR1) }
   }
 
   func logindUnlock(path: String?) {
@@ -254,7 +256,7 @@ final class Daemon {
     let pending: PendingRequest
     do { pending = try gatekeeper.start(.status) } catch { return passcodeChecked(unanswered(error)) }
     var watch: EventLoop.Token?
-    watch = loop.watch(pending.output.rawValue) { [unowned self] in
+    watch = loop.watch(pending.output.rawValue) { [self] in
       loop.cancel(watch)
       passcodeChecked(answer(of: pending))
     }
@@ -339,8 +341,8 @@ final class Daemon {
       screenSaver.release()
     } else if screenSaver == nil, !screenSaverTried, !desktop, idle.timeoutSeconds > 0 {
       screenSaverTried = true
-      screenSaver = ScreenSaverInhibitors(loop: loop) { [unowned self] in idleHoldChanged() }
-      screenSaver?.onGone = { [unowned self] in
+      screenSaver = ScreenSaverInhibitors(loop: loop) { [self] in idleHoldChanged() }
+      screenSaver?.onGone = { [self] in
         screenSaver = nil
         idleHoldChanged()
       }
@@ -373,14 +375,14 @@ final class Daemon {
 
   /// The idle lock held off, or not, by every inhibitor there is.
   func idleHoldChanged() {
-    let held = logindIdleInhibitors + (screenSaver?.held ?? []).map(\.inhibitor)
+    let held = logindIdleInhibitors + (screenSaver?.held ?? []).map { $0.inhibitor }
     guard held != idleInhibitors else { return }
     let wasHeld = !idleInhibitors.isEmpty
     idleInhibitors = held
     if held.isEmpty {
       Log.info("no idle inhibitor any more: the idle time counts again from now")
     } else if !wasHeld {
-      Log.info("idle lock held off by \(held.map(\.summary).joined(separator: "; "))")
+      Log.info("idle lock held off by \(held.map { $0.summary }.joined(separator: "; "))")
     }
     idle.holdOff(!held.isEmpty)
     updateIdleTimers()
@@ -413,7 +415,7 @@ final class Daemon {
   func isLocked(_ id: String) -> Bool { sessions[id]?.isLocked == true }
 
   /// What logind knows of each session.
-  var sessionInfos: [Logind.SessionInfo] { sessions.values.map(\.info) }
+  var sessionInfos: [Logind.SessionInfo] { sessions.values.map { $0.info } }
 
   /// The session whose object path a logind signal came from.
   func session(at path: String?) -> Logind.SessionInfo? { sessions.values.first { $0.info.path == path }?.info }

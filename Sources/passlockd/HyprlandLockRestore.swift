@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Hyprland keeps a session locked when its lock screen dies, but lets a new
 /// lock screen take the lock over only with `misc:allow_session_lock_restore`
@@ -96,7 +98,7 @@ extension Daemon {
     var answer: [UInt8] = []
     var watch: EventLoop.Token?
     var deadline: EventLoop.Token?
-    let finish = { [unowned self] (timedOut: Bool) in
+    let finish = { [self] (timedOut: Bool) in
       loop.cancel(watch)
       loop.cancel(deadline)
       child.output.close()

@@ -1,6 +1,9 @@
+import CLinux
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// What is locked, under $XDG_RUNTIME_DIR/passlock/locked/: one file per
 /// session holding its locker's pid, so a daemon that was killed and started
@@ -23,7 +26,7 @@ struct LockRecords {
   /// runs, and the runtime directory does not outlive a reboot.
   func add(_ session: String, locker: pid_t) {
     guard Self.isSafe(session) else { return }
-    let fd = open(path(session), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    let fd = passlock_open(path(session), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     if fd >= 0 {
       try? FileDescriptor(rawValue: fd).writeAll("\(locker)\n")
       close(fd)

@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// One running lock for a session: `passlock lock --tty DEVICE --ready-fd 3`
 /// (direct mode), `passlock-vt --vt N --ready-fd 3` (VT mode) or `passlock
@@ -48,7 +50,7 @@ final class Locker {
     }
     close(ready.write)
     let readEnd = ready.read
-    let watch = loop.watch(readEnd) { [unowned self] in
+    let watch = loop.watch(readEnd) { [self] in
       var byte: UInt8 = 0
       let n = read(readEnd, &byte, 1)
       forget()

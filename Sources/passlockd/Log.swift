@@ -1,4 +1,6 @@
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Daemon logs on stderr with the priority prefixes journald reads
 /// (<3> error, <4> warning, <6> info, <7> debug). Never a secret.

@@ -1,6 +1,8 @@
 import Glibc
-import PasslockBus
-import PasslockCore
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockCore
+#endif
 
 /// The parts of systemd-logind's D-Bus API passlockd uses, typed.
 final class Logind {

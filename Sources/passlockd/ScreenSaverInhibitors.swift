@@ -1,6 +1,8 @@
 import Glibc
-import PasslockBus
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockPOSIX
+#endif
 
 /// org.freedesktop.ScreenSaver's Inhibit and UnInhibit on the user's
 /// session bus: what browsers (a playing video), video players and
@@ -67,6 +69,11 @@ final class ScreenSaverInhibitors {
       environment("DBUS_SESSION_BUS_ADDRESS") ?? environment("XDG_RUNTIME_DIR").map { "unix:path=\($0)/bus" } ?? ""
     do {
       bus = try Bus(address: address, timeoutMicroseconds: 1_000_000)
+    } catch {
+      Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
+      return nil
+    }
+    do {
       // ALLOW_REPLACEMENT (1) | DO_NOT_QUEUE (4); 1: the primary owner now.
       let answer = try bus.call(
         "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
@@ -80,12 +87,13 @@ final class ScreenSaverInhibitors {
       // Calls that came meanwhile wait for the loop (the calls above rang
       // `wakeFD`): answered once the daemon holds this object.
     } catch {
+      bus.removeHandlers()  // those subscribe() added hold this object
       Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
       return nil
     }
     for fd in [bus.fd, bus.wakeFD] {
       tokens.append(
-        loop.watch(fd) { [unowned self] in
+        loop.watch(fd) { [self] in
           guard bus.process() else { return lost("the session bus connection ended") }
         })
     }
@@ -94,8 +102,8 @@ final class ScreenSaverInhibitors {
 
   private func subscribe() throws(BusError) {
     for path in Self.paths {
-      bus.onMethodCall(path: path, interface: Self.name, member: "Inhibit") { [unowned self] in inhibit($0) }
-      bus.onMethodCall(path: path, interface: Self.name, member: "UnInhibit") { [unowned self] in uninhibit($0) }
+      bus.onMethodCall(path: path, interface: Self.name, member: "Inhibit") { [self] in inhibit($0) }
+      bus.onMethodCall(path: path, interface: Self.name, member: "UnInhibit") { [self] in uninhibit($0) }
       // Clients that introspect before they call (dbus-python's proxies, Qt's QDBusInterface).
       bus.onMethodCall(path: path, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect") { _ in
         .values([.string(Self.introspection)])
@@ -104,7 +112,7 @@ final class ScreenSaverInhibitors {
     // A caller gone: its inhibitors with it.
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"
-    ) { [unowned self] message in
+    ) { [self] message in
       guard let name = try? message.string(), name.hasPrefix(":"), (try? message.string()) != nil,
         (try? message.string()) == "", held.contains(where: { $0.owner == name })
       else { return }
@@ -113,7 +121,7 @@ final class ScreenSaverInhibitors {
     }
     // A desktop's service asked for the name with REPLACE_EXISTING.
     try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameLost") {
-      [unowned self] message in
+      [self] message in
       if (try? message.string()) == Self.name { lost("another program took \(Self.name)") }
     }
   }
@@ -182,6 +190,9 @@ final class ScreenSaverInhibitors {
     Log.info("\(Self.name) no longer answered by passlockd: \(why)")
     for token in tokens { loop.cancel(token) }
     tokens = []
+    // Its handlers hold this object: dropped, so that it and its bus
+    // connection go when the daemon lets go of it.
+    bus.removeHandlers()
     held = []
     changed()
     // Later: the bus may still be inside process() here, which the daemon

@@ -1,6 +1,8 @@
 import Glibc
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Finds whether a session's desktop locks it by itself (SelfLockingDesktop),
 /// from evidence no other user can forge:

@@ -1,5 +1,8 @@
+import CLinux
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// `passlockd --sleep-hook pre|post KIND`: the system sleep hook
 /// (systemd/system-sleep/passlock execs it), run as root by systemd-sleep
@@ -90,10 +93,10 @@ enum SleepHook {
     // O_PATH (glibc names it __O_PATH outside _GNU_SOURCE): the directory
     // is only named, never read; no device or FIFO is ever opened.
     let flags = __O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-    let runtime = open("/run/user/\(uid)", flags)
+    let runtime = passlock_open("/run/user/\(uid)", flags, 0)
     guard runtime >= 0 else { return nil }
     defer { close(runtime) }
-    let directory = openat(runtime, "passlock", flags)
+    let directory = passlock_openat(runtime, "passlock", flags, 0)
     guard directory >= 0 else { return nil }
     var outer = stat()
     var inner = stat()

@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// What passlock's system sleep hook (SleepHook, run as root by
 /// systemd-sleep before the machine sleeps) looks for in the runtime

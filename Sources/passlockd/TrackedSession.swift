@@ -1,4 +1,6 @@
-import PasslockCore
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+#endif
 
 /// Everything passlockd holds about one of the user's logind sessions: one
 /// value per session in `Daemon.sessions`, so forgetting a session forgets

@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Finds the Wayland compositor that draws a logind session, without
 /// trusting an environment that may be stale (WAYLAND_DISPLAY in the user

@@ -1,8 +1,10 @@
 import Glibc
-import PasslockBus
-import PasslockClient
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockBus
+  import PasslockClient
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 // passlockd: the systemd user service. `--help`, `--version`; otherwise runs
 // until stopped. Configuration errors exit 78 (EX_CONFIG) naming file:line.

@@ -1,5 +1,8 @@
+import CLinux
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// One connection to the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
 /// /run/dbus/system_bus_socket), or another bus at the address given,
@@ -64,7 +67,7 @@ public final class Bus {
       socket.close()
       throw BusError.system("pipe", errno: error.errno)
     }
-    for end in [wake.read, wake.write] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+    for end in [wake.read, wake.write] { _ = passlock_fcntl(end, F_SETFL, passlock_fcntl(end, F_GETFL, 0) | O_NONBLOCK) }
     wakeFD = wake.read
     wakeWrite = wake.write
     // From here deinit closes the descriptors, also when init throws.
@@ -357,6 +360,14 @@ public final class Bus {
       }
     }
     matches.append(Match(sender: sender, path: path, interface: interface, member: member, argument0: argument0, handler: handler))
+  }
+
+  /// Forgets every signal and method handler: their closures, which may
+  /// hold the bus's owner (nothing weaker is there to hold it by), are
+  /// released with them. For an owner done with the bus.
+  public func removeHandlers() {
+    matches = []
+    methods = []
   }
 
   private func isOwnerChange(of name: String, _ message: BusMessage) -> Bool {

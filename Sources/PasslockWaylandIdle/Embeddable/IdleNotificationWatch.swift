@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// Asks a compositor to say when its seat has had no input for a while:
 /// ext-idle-notify-v1's `get_idle_notification`, which honours the
@@ -136,7 +138,7 @@ public final class IdleNotificationWatch {
   /// A few hundred bytes in all: a socket buffer takes them at once, and one
   /// that does not (a compositor stopped with a full buffer) ends the watch.
   private func send(_ messages: [WaylandWire.Message]) throws(SystemError) {
-    let bytes = messages.flatMap(\.bytes)
+    let bytes = messages.flatMap { $0.bytes }
     switch UnixSocket.send(socket, bytes[...]) {
     case .success(let sent) where sent == bytes.count: return
     case .success: throw SystemError("send", errno: EAGAIN)

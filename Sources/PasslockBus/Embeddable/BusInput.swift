@@ -1,5 +1,8 @@
+import CLinux
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// The receiving side of the bus socket: recvmsg(2), the descriptors passed
 /// with the bytes, and framing into messages.
@@ -144,7 +147,7 @@ final class ReceivedMessage {
   /// close-on-exec so that it outlives the message.
   func duplicate(_ index: Int) throws(BusError) -> Int32 {
     guard index < descriptors.count else { throw .malformed("descriptor index out of range") }
-    let copy = fcntl(descriptors[index], F_DUPFD_CLOEXEC, 3)
+    let copy = passlock_fcntl(descriptors[index], F_DUPFD_CLOEXEC, 3)
     guard copy >= 0 else { throw BusError.system("dup", errno: errno) }
     return copy
   }

@@ -1,5 +1,7 @@
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Retries of something that fails for a moment (logind's Inhibit right
 /// after resume: "operation in progress"): after 100 ms, 200 ms, 400 ms…
@@ -22,7 +24,7 @@ public final class RetryChain {
     guard timer == nil else { return RetryDelay.milliseconds(afterFailures: failures) }  // that retry answers this ask too
     failures += 1
     let delay = RetryDelay.milliseconds(afterFailures: failures)
-    timer = loop.after(milliseconds: delay) { [unowned self] in
+    timer = loop.after(milliseconds: delay) { [self] in
       timer = nil
       retry()
     }

@@ -1,5 +1,7 @@
-import PasslockCore
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockCore
+  import PasslockPOSIX
+#endif
 
 /// Locks a TTY session after `timeoutSeconds` without input. The idle clock is
 /// the TTY device's access time, which reading input updates (logind uses the
@@ -22,7 +24,7 @@ public final class IdleWatcher {
   private var timers: [String: (tty: String, timer: EventLoop.Token)] = [:]
 
   public init(
-    timeoutSeconds: Int, loop: EventLoop, accessTime: @escaping (String) -> Int64? = { PasslockPOSIX.accessTime(ofPath: $0) },
+    timeoutSeconds: Int, loop: EventLoop, accessTime: @escaping (String) -> Int64? = terminalAccessTime,
     onIdle: @escaping (String) -> Void
   ) {
     self.timeoutSeconds = timeoutSeconds
@@ -59,7 +61,7 @@ public final class IdleWatcher {
       for id in timers.keys { stop(id) }
       return
     }
-    let ids = Set(sessions.map(\.id))
+    let ids = Set(sessions.map { $0.id })
     for id in timers.keys where !ids.contains(id) { stop(id) }
     for session in sessions where timers[session.id] == nil { arm(session.id, tty: session.tty) }
   }
@@ -87,7 +89,7 @@ public final class IdleWatcher {
     let deadlineMicroseconds = since + Int64(timeoutSeconds) * 1_000_000
     let deadline = deadlineMicroseconds / 1_000_000
     // To the microsecond: whole seconds would lock up to a second early.
-    hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - loop.clock.wallClockMicroseconds) { [unowned self] in
+    hintTimers[id] = loop.after(microseconds: deadlineMicroseconds - loop.clock.wallClockMicroseconds) { [self] in
       hintTimers[id] = nil
       deadlines[id] = nil
       onIdle(id)
@@ -102,7 +104,7 @@ public final class IdleWatcher {
     // A monotonic deadline (wall-clock timers would fire at once after a
     // clock jump); the atime is re-read when it fires, so a jump costs nothing.
     loop.cancel(timers[id]?.timer)
-    let timer = loop.after(milliseconds: wait * 1000) { [unowned self] in fired(id, tty: tty) }
+    let timer = loop.after(milliseconds: wait * 1000) { [self] in fired(id, tty: tty) }
     timers[id] = (tty, timer)
     deadlines[id] = deadline
   }
@@ -123,3 +125,8 @@ public final class IdleWatcher {
     }
   }
 }
+
+// The default access time, under a name the watcher's own `accessTime` does
+// not hide (a module-qualified call would not build where the module is
+// the program).
+@usableFromInline func terminalAccessTime(_ path: String) -> Int64? { accessTime(ofPath: path) }

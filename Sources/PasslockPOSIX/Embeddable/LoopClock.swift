@@ -16,9 +16,14 @@ extension LoopClock {
 /// The system's clocks (CLOCK_MONOTONIC, CLOCK_REALTIME).
 public final class SystemClock: LoopClock {
   public init() {}
-  public var monotonicNanoseconds: UInt64 { PasslockPOSIX.monotonicNanoseconds() }
-  public var wallClockMicroseconds: Int64 { PasslockPOSIX.wallClockMicroseconds() }
+  public var monotonicNanoseconds: UInt64 { systemMonotonicNanoseconds() }
+  public var wallClockMicroseconds: Int64 { systemWallClockMicroseconds() }
 }
+
+// The clocks' functions under names the properties above do not hide (a
+// module-qualified call would not build where the module is the program).
+private func systemMonotonicNanoseconds() -> UInt64 { monotonicNanoseconds() }
+private func systemWallClockMicroseconds() -> Int64 { wallClockMicroseconds() }
 
 /// A test's clock: still until moved (EventLoop.advanceTime moves both).
 public final class ManualClock: LoopClock {

@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// The bus's SASL exchange before any message: EXTERNAL as our uid, then
 /// asking for descriptor passing (logind's Inhibit answers with one). Every

@@ -63,7 +63,7 @@ struct BusMessageWriter {
       case .uint32(let value): body.uint32(value)
       }
     }
-    let signature = arguments.map(\.code).joined()
+    let signature = arguments.map { $0.code }.joined()
     var message = BusMessageWriter()
     message.bytes = [UInt8(ascii: "l"), kind.rawValue, 0, 1]
     message.uint32(UInt32(body.bytes.count))

@@ -5,7 +5,7 @@ import Glibc
 public enum ProcessEnvironment {
   public static func current() -> [String] {
     var entries: [String] = []
-    var pointer = environ
+    var pointer: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = environ
     while let entry = pointer.pointee {
       entries.append(String(cString: entry))
       pointer += 1

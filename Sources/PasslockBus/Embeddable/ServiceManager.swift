@@ -1,5 +1,7 @@
 import Glibc
-import PasslockPOSIX
+#if !PASSLOCK_ONE_MODULE
+  import PasslockPOSIX
+#endif
 
 /// sd_notify's protocol, only where systemd asked for it (NOTIFY_SOCKET is set).
 public enum ServiceManager {

@@ -26,11 +26,13 @@ public struct SecureDirectory: ~Copyable {
       if error.errno == ENOENT { throw .missing(path) }
       throw .system(error)
     }
-    do {
-      try SecureDirectory.check(try opened.status(), path: path, owner: owner, allowedMode: 0o700)
+    do throws(StoreFileError) {
+      let status: stat
+      do { status = try opened.status() } catch { throw .system(error) }
+      try SecureDirectory.check(status, path: path, owner: owner, allowedMode: 0o700)
     } catch {
       opened.close()
-      throw (error as? StoreFileError) ?? .system(error as! SystemError)
+      throw error
     }
     self.path = path
     self.owner = owner
@@ -57,16 +59,13 @@ public struct SecureDirectory: ~Copyable {
       throw .system(SystemError("open", path: full, errno: error.errno))
     }
     defer { file.close() }
-    do {
-      let st = try file.status()
-      guard st.st_mode & S_IFMT == S_IFREG else { throw StoreFileError.notRegular(full) }
-      try SecureDirectory.check(st, path: full, owner: owner, allowedMode: 0o600)
-      return String(decoding: try file.readAll(), as: UTF8.self)
-    } catch let error as StoreFileError {
-      throw error
-    } catch {
-      throw .system(SystemError("read", path: full, errno: (error as? SystemError)?.errno ?? EIO))
-    }
+    let st: stat
+    let contents: [UInt8]
+    do { st = try file.status() } catch { throw .system(SystemError("read", path: full, errno: error.errno)) }
+    guard st.st_mode & S_IFMT == S_IFREG else { throw .notRegular(full) }
+    try SecureDirectory.check(st, path: full, owner: owner, allowedMode: 0o600)
+    do { contents = try file.readAll() } catch { throw .system(SystemError("read", path: full, errno: error.errno)) }
+    return String(decoding: contents, as: UTF8.self)
   }
 
   /// Replaces `name` atomically with `contents` (mode 0600): a crash at any

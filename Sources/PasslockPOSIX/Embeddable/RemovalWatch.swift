@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Notices a file being removed from its directory (IN_DELETE,

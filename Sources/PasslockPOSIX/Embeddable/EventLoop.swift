@@ -100,7 +100,7 @@ public final class EventLoop {
 
   /// poll's timeout: rounded up, so a timer never fires early.
   private func timeoutToNextTimer() -> Int32 {
-    guard let next = timers.values.map(\.deadline).min() else { return -1 }
+    guard let next = timers.values.map({ $0.deadline }).min() else { return -1 }
     let now = clock.monotonicNanoseconds
     guard next > now else { return 0 }
     return Int32(min(UInt64(Int32.max), (next - now + 999_999) / 1_000_000))
@@ -112,7 +112,7 @@ public final class EventLoop {
     guard let manual = clock as? ManualClock else { preconditionFailure("advanceTime needs a ManualClock") }
     let target = manual.monotonicNanoseconds + UInt64(milliseconds) * 1_000_000
     // Timer by timer, so that one scheduled by a handler runs if it is due too.
-    while let next = timers.values.map(\.deadline).min(), next <= target {
+    while let next = timers.values.map({ $0.deadline }).min(), next <= target {
       manual.set(monotonicNanoseconds: max(manual.monotonicNanoseconds, next))
       runDueTimers()
     }
