@@ -220,7 +220,9 @@ let commandLine = embeddedProgram(
 let daemon = embeddedProgram(
   dependencies: ["CLinux"], order: "Sources/passlockd/daemon.order", linker: ["-Xclang-linker", "-static"],
   otherwise: ProgramBuild(
-    dependencies: ["PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle"],
+    dependencies: [
+      "PasslockCore", "PasslockPOSIX", "PasslockClient", "PasslockBus", "PasslockTimers", "PasslockWaylandIdle", "CLinux",
+    ],
     exclude: ["daemon.order", "Shared"], linker: fullyStatic + symbolOrder("Sources/passlockd/daemon.order")))
 
 let package = Package(

@@ -190,14 +190,17 @@ final class ScreenSaverInhibitors {
     Log.info("\(Self.name) no longer answered by passlockd: \(why)")
     for token in tokens { loop.cancel(token) }
     tokens = []
-    // Its handlers hold this object: dropped, so that it and its bus
-    // connection go when the daemon lets go of it.
-    bus.removeHandlers()
     held = []
     changed()
     // Later: the bus may still be inside process() here, which the daemon
-    // dropping this object (and its bus) would pull from under it.
-    loop.after(milliseconds: 0) { [onGone] in onGone?() }
+    // dropping this object (and its bus) would pull from under it; calls
+    // it still dispatches now are refused (`gone`). Then its handlers,
+    // which hold this object, go too, so that it and its connection end
+    // when the daemon lets go of it.
+    loop.after(milliseconds: 0) { [self] in
+      bus.removeHandlers()
+      onGone?()
+    }
   }
 
   /// Called once the name is gone (the daemon forgets this object).

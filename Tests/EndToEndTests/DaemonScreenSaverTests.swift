@@ -31,6 +31,19 @@ extension DaemonEndToEndTests {
     _ = Spawn.wait(client.pid, seconds: 2)
   }
 
+  /// How many connections the daemon has on the test's bus (here its
+  /// system bus and its session bus are one).
+  func daemonConnections() -> Int {
+    let count = """
+      import dbus, sys
+      bus = dbus.bus.BusConnection(sys.argv[1])
+      d = dbus.Interface(bus.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus'), 'org.freedesktop.DBus')
+      print(sum(1 for n in d.ListNames() if n.startswith(':') and d.GetConnectionUnixProcessID(n) == int(sys.argv[2])))
+      """
+    let output = h.run("/usr/bin/python3", ["-c", count, logind.address, String(logind.daemonPID)], input: Data()).stdout
+    return Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+  }
+
   func aSessionBusIdleSession(_ config: String = "[Idle]\nLockAfterSec=1\n") throws {
     h.environment["DBUS_SESSION_BUS_ADDRESS"] = logind.address
     try aGraphicalSession(configured: config)
@@ -88,6 +101,7 @@ extension DaemonEndToEndTests {
     try aSessionBusIdleSession("[Idle]\nLockAfterSec=30\n")
     try logind.startDaemon()
     waitFor("the name answered") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
+    #expect(daemonConnections() == 2, "the system bus and the session bus")
     let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
     defer { end(browser) }
     waitFor("held") { h.passlock("status").stdout.contains("held off by firefox") }
@@ -101,6 +115,10 @@ extension DaemonEndToEndTests {
       logind.daemonLog.contains("org.freedesktop.ScreenSaver no longer answered by passlockd: released for a desktop that answers it")
     }
     waitFor("its inhibitors with it") { !h.passlock("status").stdout.contains("held off by") }
+    // And its session bus connection: nothing the daemon no longer uses
+    // stays held (its handlers held the answerer, Embedded Swift having no
+    // weak references).
+    waitFor("the session bus connection closed") { daemonConnections() == 1 }
   }
 
   @Test func theNameIsLeftToAnotherOwnerAndToGNOMEAndNotTakenWithoutIdleLocking() throws {
