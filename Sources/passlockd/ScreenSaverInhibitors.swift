@@ -67,10 +67,11 @@ final class ScreenSaverInhibitors {
     self.changed = changed
     let address =
       environment("DBUS_SESSION_BUS_ADDRESS") ?? environment("XDG_RUNTIME_DIR").map { "unix:path=\($0)/bus" } ?? ""
+    let noBus = { (error: BusError) in Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)") }
     do {
       bus = try Bus(address: address, timeoutMicroseconds: 1_000_000)
     } catch {
-      Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
+      noBus(error)
       return nil
     }
     do {
@@ -88,7 +89,7 @@ final class ScreenSaverInhibitors {
       // `wakeFD`): answered once the daemon holds this object.
     } catch {
       bus.removeHandlers()  // those subscribe() added hold this object
-      Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)")
+      noBus(error)
       return nil
     }
     for fd in [bus.fd, bus.wakeFD] {
