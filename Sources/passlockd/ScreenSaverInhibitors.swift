@@ -68,13 +68,13 @@ final class ScreenSaverInhibitors {
     let address =
       environment("DBUS_SESSION_BUS_ADDRESS") ?? environment("XDG_RUNTIME_DIR").map { "unix:path=\($0)/bus" } ?? ""
     let noBus = { (error: BusError) in Log.info("no \(Self.name) from passlockd: the session bus at '\(address)': \(error)") }
-    do {
+    do throws(BusError) {
       bus = try Bus(address: address, timeoutMicroseconds: 1_000_000)
     } catch {
       noBus(error)
       return nil
     }
-    do {
+    do throws(BusError) {
       // ALLOW_REPLACEMENT (1) | DO_NOT_QUEUE (4); 1: the primary owner now.
       let answer = try bus.call(
         "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
