@@ -46,9 +46,11 @@ final class Daemon {
   /// org.freedesktop.ScreenSaver.
   var idleInhibitors: [Logind.Inhibitor] = []
   var logindIdleInhibitors: [Logind.Inhibitor] = []
-  /// org.freedesktop.ScreenSaver on the session bus, while passlockd answers it.
+  /// org.freedesktop.ScreenSaver on the session bus, while passlockd
+  /// answers it or waits for its owner to let go of it.
   var screenSaver: ScreenSaverInhibitors?
-  var screenSaverTried = false
+  /// No session bus was there: not asked again (a log line per session change).
+  var noSessionBus = false
   var inhibitor: Int32?
   /// The sleep handshake, and what the gatekeeper last said of the passcode.
   var handshake = SleepHandshake()
@@ -333,15 +335,15 @@ final class Daemon {
   }
 
   /// Takes org.freedesktop.ScreenSaver while passlockd idle-locks and no
-  /// session is GNOME's or KDE's (ScreenSaverInhibitors), once per run;
-  /// gives it back when such a session comes.
+  /// session is GNOME's or KDE's (ScreenSaverInhibitors); gives it back
+  /// when such a session comes, and takes it again once none is left.
   func answerScreenSaver() {
     let desktop = sessions.values.contains { SelfLockingDesktop(desktop: $0.info.desktop) != nil }
     if let screenSaver, desktop {
       screenSaver.release()
-    } else if screenSaver == nil, !screenSaverTried, !desktop, idle.timeoutSeconds > 0 {
-      screenSaverTried = true
+    } else if screenSaver == nil, !noSessionBus, !desktop, idle.timeoutSeconds > 0 {
       screenSaver = ScreenSaverInhibitors(loop: loop) { [self] in idleHoldChanged() }
+      noSessionBus = screenSaver == nil
       screenSaver?.onGone = { [self] in
         screenSaver = nil
         idleHoldChanged()
@@ -410,6 +412,7 @@ final class Daemon {
     sleepEvent(.sessionRemoved(id))
     // Sessions its console lock covered are locked on their own again.
     for other in uncover(by: id) { lock(other, reason: "the session whose console lock covered it ended") }
+    answerScreenSaver()  // the desktop that answered it may have been this session's
   }
 
   func isLocked(_ id: String) -> Bool { sessions[id]?.isLocked == true }

@@ -17,7 +17,10 @@ import Glibc
 /// gets it; and never beside GNOME or KDE (a session whose Desktop names
 /// one: their own idle handling answers there, and a desktop service
 /// queued behind us would not hear the calls). Released when such a
-/// session appears.
+/// session appears (the daemon answers again once none is left). While
+/// another program has it, the connection stays and the name is asked for
+/// again when that program lets go of it (NameOwnerChanged), as a queued
+/// owner would get it, without queueing behind a desktop that replaced us.
 final class ScreenSaverInhibitors {
   static let name = "org.freedesktop.ScreenSaver"
   /// Where clients call it: Chromium and the spec's path, and KDE's older one that Firefox uses.
@@ -60,8 +63,9 @@ final class ScreenSaverInhibitors {
   private let loop: EventLoop
 
   /// Connects to the session bus ($DBUS_SESSION_BUS_ADDRESS, else the
-  /// runtime directory's `bus`) and takes the name; nil (said in the
-  /// journal) when there is no session bus or another program has the name.
+  /// runtime directory's `bus`) and asks for the name, or waits for it
+  /// while another program has it; nil (said in the journal) when there
+  /// is no session bus.
   init?(loop: EventLoop, changed: @escaping () -> Void) {
     self.loop = loop
     self.changed = changed
@@ -75,16 +79,10 @@ final class ScreenSaverInhibitors {
       return nil
     }
     do throws(BusError) {
-      // ALLOW_REPLACEMENT (1) | DO_NOT_QUEUE (4); 1: the primary owner now.
-      let answer = try bus.call(
-        "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
-        timeoutMicroseconds: 1_000_000
-      ).uint32()
-      guard answer == 1 else {
-        Log.info("\(Self.name) is another program's on the session bus: its idle inhibitors are its own")
-        return nil
-      }
+      // Subscribed first: an owner that lets go right after our request
+      // was refused is seen.
       try subscribe()
+      try ask()
       // Calls that came meanwhile wait for the loop (the calls above rang
       // `wakeFD`): answered once the daemon holds this object.
     } catch {
@@ -95,10 +93,25 @@ final class ScreenSaverInhibitors {
     for fd in [bus.fd, bus.wakeFD] {
       tokens.append(
         loop.watch(fd) { [self] in
-          guard bus.process() else { return lost("the session bus connection ended") }
+          guard bus.process() else { return end("the session bus connection ended") }
         })
     }
-    Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
+  }
+
+  /// Asks the bus for the name: ours at once, or another program's, whose
+  /// letting go we wait for.
+  private func ask() throws(BusError) {
+    // ALLOW_REPLACEMENT (1) | DO_NOT_QUEUE (4); 1: the primary owner now.
+    let answer = try bus.call(
+      "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
+      timeoutMicroseconds: 1_000_000
+    ).uint32()
+    answering = answer == 1
+    if answering {
+      Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
+    } else {
+      Log.info("\(Self.name) is another program's on the session bus: its idle inhibitors are its own (taken once it lets go)")
+    }
   }
 
   private func subscribe() throws(BusError) {
@@ -114,21 +127,27 @@ final class ScreenSaverInhibitors {
     try bus.onSignal(
       sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"
     ) { [self] message in
-      guard let name = try? message.string(), name.hasPrefix(":"), (try? message.string()) != nil,
-        (try? message.string()) == "", held.contains(where: { $0.owner == name })
-      else { return }
-      held.removeAll { $0.owner == name }
-      changed()
+      guard let name = try? message.string(), (try? message.string()) != nil, (try? message.string()) == "" else { return }
+      if name == Self.name {
+        // Its owner let go: ours again, unless another asked first.
+        if !answering && !gone { try? ask() }
+      } else if held.contains(where: { $0.owner == name }) {
+        held.removeAll { $0.owner == name }
+        changed()
+      }
     }
     // A desktop's service asked for the name with REPLACE_EXISTING.
     try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameLost") {
       [self] message in
-      if (try? message.string()) == Self.name { lost("another program took \(Self.name)") }
+      guard (try? message.string()) == Self.name, answering else { return }
+      answering = false
+      Log.info("\(Self.name) no longer answered by passlockd: another program took it (taken again once it lets go)")
+      dropInhibitors()
     }
   }
 
   private func inhibit(_ message: BusMessage) -> BusMethodReply {
-    guard !gone else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
+    guard answering else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
     guard let owner = message.sender, let application = try? message.string(), let reason = try? message.string() else {
       return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "Inhibit takes (application, reason)")
     }
@@ -161,7 +180,7 @@ final class ScreenSaverInhibitors {
   }
 
   private func uninhibit(_ message: BusMessage) -> BusMethodReply {
-    guard !gone else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
+    guard answering else { return .error(name: "org.freedesktop.DBus.Error.ServiceUnknown", text: "no longer answered here") }
     guard let owner = message.sender, let cookie = try? message.uint32() else {
       return .error(name: "org.freedesktop.DBus.Error.InvalidArgs", text: "UnInhibit takes (cookie)")
     }
@@ -174,36 +193,48 @@ final class ScreenSaverInhibitors {
     return .values([])
   }
 
-  /// Gives the name back (a desktop that answers it came).
+  /// Gives the name back (a desktop that answers it came) and ends.
   func release() {
-    _ = try? bus.call(
-      "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName", [.string(Self.name)],
-      timeoutMicroseconds: 1_000_000)
-    lost("released for a desktop that answers it")
+    if answering {
+      _ = try? bus.call(
+        "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName", [.string(Self.name)],
+        timeoutMicroseconds: 1_000_000)
+    }
+    end("released for a desktop that answers it")
   }
 
-  /// The name is no longer ours: calls still queued are refused.
+  /// Whether the name is ours now: calls are answered only then (those
+  /// still queued when it went are refused).
+  private(set) var answering = false
+  /// Ended: the daemon lets go of this object.
   private var gone = false
 
-  private func lost(_ why: String) {
-    guard !gone else { return }
-    gone = true
-    Log.info("\(Self.name) no longer answered by passlockd: \(why)")
-    for token in tokens { loop.cancel(token) }
-    tokens = []
+  /// Every inhibitor held goes with the name.
+  private func dropInhibitors() {
+    guard !held.isEmpty else { return }
     held = []
     changed()
+  }
+
+  private func end(_ why: String) {
+    guard !gone else { return }
+    gone = true
+    if answering { Log.info("\(Self.name) no longer answered by passlockd: \(why)") }
+    answering = false
+    for token in tokens { loop.cancel(token) }
+    tokens = []
+    dropInhibitors()
     // Later: the bus may still be inside process() here, which the daemon
     // dropping this object (and its bus) would pull from under it; calls
-    // it still dispatches now are refused (`gone`). Then its handlers,
-    // which hold this object, go too, so that it and its connection end
-    // when the daemon lets go of it.
+    // it still dispatches now are refused (`answering`). Then its
+    // handlers, which hold this object, go too, so that it and its
+    // connection end when the daemon lets go of it.
     loop.after(milliseconds: 0) { [self] in
       bus.removeHandlers()
       onGone?()
     }
   }
 
-  /// Called once the name is gone (the daemon forgets this object).
+  /// Called once ended (the daemon forgets this object).
   var onGone: (() -> Void)?
 }

@@ -128,7 +128,10 @@ extension DaemonEndToEndTests {
     try aSessionBusIdleSession()
     try logind.startDaemon()
     waitFor("left to it") { logind.daemonLog.contains("org.freedesktop.ScreenSaver is another program's on the session bus") }
+    #expect(!logind.daemonLog.contains("answered by passlockd"), "\(logind.daemonLog)")
+    // Until it lets go: then passlockd answers.
     end(desktop)
+    waitFor("taken once it let go") { logind.daemonLog.contains("org.freedesktop.ScreenSaver answered by passlockd") }
     logind.stopDaemon()
     // A GNOME session: not taken (GNOME answers it).
     logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'gnome', dbus_interface=MOCK)")
@@ -138,8 +141,49 @@ extension DaemonEndToEndTests {
     logind.stopDaemon()
     logind.python("session('\(logind.session)').UpdateProperties(SESSION, {'Desktop': ''}, dbus_interface=MOCK)")
     try aSessionBusIdleSession("[Idle]\nLockAfterSec=0\n")
+    let answeredBefore = logind.daemonLog.components(separatedBy: "answered by passlockd").count
     try logind.startDaemon()
     waitFor("started") { logind.inhibitors() == ["passlock"] }
-    #expect(!logind.daemonLog.contains("answered by passlockd"), "\(logind.daemonLog)")
+    #expect(logind.daemonLog.components(separatedBy: "answered by passlockd").count == answeredBefore, "\(logind.daemonLog)")
+  }
+
+  /// Taken once per run no more: a desktop's service that replaced
+  /// passlockd, and a GNOME session, each get it while they are there;
+  /// passlockd answers again once they are gone.
+  @Test func theNameIsTakenAgainOnceItsOwnerOrTheDesktopIsGone() throws {
+    try aSessionBusIdleSession("[Idle]\nLockAfterSec=30\n")
+    try logind.startDaemon()
+    let answered = "org.freedesktop.ScreenSaver answered by passlockd"
+    let times = { [logind] in logind.daemonLog.components(separatedBy: answered).count - 1 }
+    waitFor("the name answered") { times() == 1 }
+    let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
+    defer { end(browser) }
+    waitFor("held") { h.passlock("status").stdout.contains("held off by firefox") }
+    // A desktop's service takes it over: the inhibitors go with the name.
+    let service = try screenSaverClient(["replace"], output: "service.out")
+    waitFor("replaced") { said(service) == "owned" }
+    waitFor("the name lost") { logind.daemonLog.contains("another program took it (taken again once it lets go)") }
+    waitFor("its inhibitors with it") { !h.passlock("status").stdout.contains("held off by") }
+    end(service)
+    waitFor("answered again once the service let go") { times() == 2 }
+    let player = try screenSaverClient(["hold", "mpv", "Playing"], output: "player.out")
+    defer { end(player) }
+    waitFor("a new inhibitor held") { h.passlock("status").stdout.contains("held off by mpv") }
+    // A GNOME session comes and goes.
+    logind.python(
+      """
+      m.AddSession('c2', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', False, dbus_interface=MOCK)
+      session('c2').AddProperty(SESSION, 'Desktop', 'GNOME', dbus_interface=MOCK)
+      m.EmitSignal(MANAGER, 'SessionNew', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
+      """)
+    waitFor("given back") { logind.daemonLog.contains("released for a desktop that answers it") }
+    #expect(times() == 2)
+    logind.python(
+      """
+      m.RemoveObject('/org/freedesktop/login1/session/c2', dbus_interface=MOCK)
+      m.EmitSignal(MANAGER, 'SessionRemoved', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
+      """)
+    waitFor("answered again once GNOME's session ended") { times() == 3 }
+    waitFor("the one session bus connection") { daemonConnections() == 2 }
   }
 }

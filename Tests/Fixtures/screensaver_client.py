@@ -11,6 +11,9 @@ Usage: screensaver_client.py ADDRESS hold APPLICATION REASON
          UnInhibit someone else's COOKIE; print the error's name, or "ok"
        screensaver_client.py ADDRESS own
          take org.freedesktop.ScreenSaver (a desktop's own service) and keep it
+       screensaver_client.py ADDRESS replace
+         take it from its owner (REPLACE_EXISTING, as a desktop's service
+         may) and keep it
 ADDRESS: the bus address ("session": the user's session bus).
 """
 import sys
@@ -44,6 +47,9 @@ elif mode == "uninhibit":
     sys.exit(0)
 elif mode == "own":
     bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+    print("owned", flush=True)
+elif mode == "replace":
+    bus.request_name(NAME, dbus.bus.NAME_FLAG_REPLACE_EXISTING | dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
     print("owned", flush=True)
 while True:
     time.sleep(60)
