@@ -24,7 +24,7 @@ extension Daemon {
   /// The desktop that locks `session` by itself, if any (looked for, as the
   /// compositor is, only as a lock starts and for `passlock status`).
   func selfLockingDesktop(of session: Logind.SessionInfo) -> SelfLockingDesktop? {
-    SelfLockingDesktops.desktop(of: session, logind: logind)
+    SelfLockingDesktops.desktop(of: session, logins: Set(sessions.values.map { $0.info.path }), logind: logind)
   }
 
   /// The compositor to lock `session` in, if any: looked for only as a lock

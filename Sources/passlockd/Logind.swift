@@ -61,6 +61,18 @@ final class Logind {
     return path
   }
 
+  /// The session a process of the user's works for: the one it runs in,
+  /// or, for one outside every login of the user's (`logins`: a systemd
+  /// user service, as uwsm starts compositors and Plasma 6 and GNOME start
+  /// KWin and their shell), the user's display session. `displaySession`
+  /// keeps logind's answer for the next process asked about.
+  func sessionServed(byProcess pid: pid_t, logins: Set<String>, displaySession: inout String??) -> String? {
+    let its = sessionPath(ofProcess: pid)
+    if let its, logins.contains(its) { return its }
+    if displaySession == nil { displaySession = displaySessionPath(of: getuid()) }
+    return displaySession ?? nil
+  }
+
   /// Whether logind has the session active on its seat (on screen); nil if unreadable.
   func isActive(_ session: SessionInfo) -> Bool? {
     try? bus.property(Self.name, session.path, Self.session, "Active").bool()

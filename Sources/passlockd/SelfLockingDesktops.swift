@@ -8,25 +8,31 @@ import Glibc
 /// from evidence no other user can forge:
 /// - the session's Desktop, which the display manager (root) set as it
 ///   opened the session (XDG_SESSION_DESKTOP) and no one changes afterwards;
-/// - the desktop's locker (gnome-shell, ksmserver) running as this user in
-///   that very session (its real uid, and logind's GetSessionByPID): only
-///   this user can run processes as this user. A desktop that crashed (its
-///   process gone, or dead and not yet reaped), or a session that only
-///   claims to be GNOME, is locked by passlock as any other.
+/// - the desktop's locker (gnome-shell; kwin_wayland, or ksmserver on X11)
+///   running as this user for that very session (its real uid, and
+///   logind's GetSessionByPID; or, as Plasma 6 and GNOME start them as
+///   systemd user services, outside every login while that session is the
+///   user's display session): only this user can run processes as this
+///   user. A desktop that crashed (its process gone, or dead and not yet
+///   reaped), or a session that only claims to be GNOME, is locked by
+///   passlock as any other.
 /// And whether its lock screen takes the passcode: its PAM service
 /// (gdm-password, kde) includes common-auth, where the pam-auth-update
 /// profile puts pam_passlock.so.
 enum SelfLockingDesktops {
   /// The desktop that locks `session` by itself, or nil.
-  static func desktop(of session: Logind.SessionInfo, logind: Logind) -> SelfLockingDesktop? {
+  /// `logins`: the user's sessions (a locker outside all of them is a user
+  /// service's).
+  static func desktop(of session: Logind.SessionInfo, logins: Set<String>, logind: Logind) -> SelfLockingDesktop? {
     guard !session.remote, let desktop = SelfLockingDesktop(desktop: session.desktop) else { return nil }
     let uid = getuid()
+    var displaySession: String??
     for name in Directory.names("/proc") ?? [] {
       guard let pid = pid_t(name), pid > 0,
-        SmallFile.read("/proc/\(pid)/comm", limit: 32)?.split(separator: "\n").first == Substring(desktop.locker),
-        isRunning(pid, as: uid)
+        let comm = SmallFile.read("/proc/\(pid)/comm", limit: 32)?.split(separator: "\n").first,
+        desktop.lockers.contains(where: { comm == Substring($0) }), isRunning(pid, as: uid)
       else { continue }
-      if logind.sessionPath(ofProcess: pid) == session.path { return desktop }
+      if logind.sessionServed(byProcess: pid, logins: logins, displaySession: &displaySession) == session.path { return desktop }
     }
     return nil
   }

@@ -52,12 +52,8 @@ enum WaylandCompositors {
       else { continue }
       defer { socket.close() }
       guard let peer = try? PeerCredentials.of(socket.rawValue), peer.uid == getuid() else { continue }
-      let its = logind.sessionPath(ofProcess: peer.pid)
-      if its == path {
+      if logind.sessionServed(byProcess: peer.pid, logins: logins, displaySession: &displaySession) == path {
         found.append((name, peer.pid))
-      } else if its.map({ !logins.contains($0) }) ?? true {
-        if displaySession == nil { displaySession = logind.displaySessionPath(of: getuid()) }
-        if displaySession == path { found.append((name, peer.pid)) }
       }
     }
     return found

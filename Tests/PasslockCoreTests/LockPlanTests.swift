@@ -85,7 +85,8 @@ import Testing
     for name in ["", "sway", "labwc", "xfce", "wayfire", "Hyprland", "gnome-shell-nested"] {
       #expect(SelfLockingDesktop(desktop: name) == nil, "\(name)")
     }
-    #expect(SelfLockingDesktop.gnomeShell.locker == "gnome-shell" && SelfLockingDesktop.kdePlasma.locker == "ksmserver")
+    #expect(SelfLockingDesktop.gnomeShell.lockers == ["gnome-shell"])
+    #expect(SelfLockingDesktop.kdePlasma.lockers == ["kwin_wayland", "ksmserver"])
   }
 
   /// A compositor found in the session locks it in-session, whatever the

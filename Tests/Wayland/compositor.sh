@@ -55,7 +55,8 @@ wl_rootfs() {
 
 # Starts a fresh copy of the cached root filesystem in a container (not
 # booted: a stub init as PID 1, --as-pid2) with passlock's binaries from BIN
-# (default: the release build) in $WL_PREFIX/bin. Sets WL_ROOT, WL_WORK,
+# (default: the release build) in $WL_PREFIX/bin; BIN "none": without them
+# (Tests/KDE installs the package instead). Sets WL_ROOT, WL_WORK,
 # WL_OUT (the container's /out), WL_LEADER (its PID 1 as seen from here).
 wl_prepare() {
   local bin=${1:-.build/release} cached p
@@ -69,6 +70,7 @@ wl_prepare() {
   cp -a --reflink=auto "$cached" "$WL_ROOT"
   install -d "$WL_ROOT$WL_PREFIX/bin"
   for p in passlock passlock-auth passlock-wayland; do
+    [ "$bin" != none ] || break
     [ -x "$bin/$p" ] || { wl_log "$bin/$p is missing: build first"; return 1; }
     install -m 755 "$bin/$p" "$WL_ROOT$WL_PREFIX/bin/$p"
   done

@@ -20,8 +20,12 @@ Usage: vinput.py keys [--keymap-after SECONDS] [--locked MASK] [--group N] [--ho
          the keyboard stays that long afterwards)
        vinput.py click WIDTH HEIGHT X,Y...
          (the layout's size, and the points to click, in its pixels)
+       vinput.py kwin-keys CODE...
+         (KWin: evdev codes pressed and released in order on KWin's own
+         keyboard, through its fake input; KWin offers it to any client only
+         with KWIN_WAYLAND_NO_PERMISSION_CHECKS=1)
 Protocols: wl_display, wl_registry, wl_seat, zwp_virtual_keyboard_manager_v1,
-zwlr_virtual_pointer_manager_v1.
+zwlr_virtual_pointer_manager_v1, org_kde_kwin_fake_input (version 4).
 """
 import os
 import socket
@@ -164,7 +168,19 @@ def click(arguments):
     wl.roundtrip()
 
 
+def kwin_keys(arguments):
+    wl, bind = connect()
+    fake = bind("org_kde_kwin_fake_input", 4)
+    wl.send(fake, 0, string("passlock tests") + string("typing at the lock screen"))  # authenticate
+    wl.roundtrip()
+    for code in [int(code) for code in arguments]:
+        for state in (1, 0):
+            wl.send(fake, 10, struct.pack("<II", code, state))  # keyboard_key
+            wl.roundtrip()
+            time.sleep(0.05)
+
+
 def main():
-    {"keys": keys, "click": click}[sys.argv[1]](sys.argv[2:])
+    {"keys": keys, "click": click, "kwin-keys": kwin_keys}[sys.argv[1]](sys.argv[2:])
 
 main()
