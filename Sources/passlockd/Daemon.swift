@@ -344,9 +344,13 @@ final class Daemon {
     } else if screenSaver == nil, !noSessionBus, !desktop, idle.timeoutSeconds > 0 {
       screenSaver = ScreenSaverInhibitors(loop: loop) { [self] in idleHoldChanged() }
       noSessionBus = screenSaver == nil
-      screenSaver?.onGone = { [self] in
+      screenSaver?.onGone = { [self] released in
         screenSaver = nil
         idleHoldChanged()
+        // The desktop's session may have ended before it was gone. (Not
+        // after a lost connection: a bus that drops every connection would
+        // be reconnected to in a loop.)
+        if released { answerScreenSaver() }
       }
     }
   }

@@ -66,9 +66,16 @@ final class Logind {
   /// user service, as uwsm starts compositors and Plasma 6 and GNOME start
   /// KWin and their shell), the user's display session. `displaySession`
   /// keeps logind's answer for the next process asked about.
+  /// Only logind's own "no session for this process" counts as outside
+  /// every login: any other failure (a timeout, a process gone meanwhile)
+  /// is no evidence for any session.
   func sessionServed(byProcess pid: pid_t, logins: Set<String>, displaySession: inout String??) -> String? {
-    let its = sessionPath(ofProcess: pid)
-    if let its, logins.contains(its) { return its }
+    do throws(BusError) {
+      let its = try bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
+      if logins.contains(its) { return its }
+    } catch {
+      guard error.name == "org.freedesktop.login1.NoSessionForPID" else { return nil }
+    }
     if displaySession == nil { displaySession = displaySessionPath(of: getuid()) }
     return displaySession ?? nil
   }

@@ -106,7 +106,8 @@ final class ScreenSaverInhibitors {
       "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", [.string(Self.name), .uint32(5)],
       timeoutMicroseconds: 1_000_000
     ).uint32()
-    answering = answer == 1
+    // 4: ours already (a grant whose reply came too late before).
+    answering = answer == 1 || answer == 4
     if answering {
       Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
     } else {
@@ -135,6 +136,13 @@ final class ScreenSaverInhibitors {
         held.removeAll { $0.owner == name }
         changed()
       }
+    }
+    // Granted (also when the reply to our request was lost to a timeout).
+    try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameAcquired") {
+      [self] message in
+      guard (try? message.string()) == Self.name, !answering, !gone else { return }
+      answering = true
+      Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
     }
     // A desktop's service asked for the name with REPLACE_EXISTING.
     try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameLost") {
@@ -200,7 +208,7 @@ final class ScreenSaverInhibitors {
         "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName", [.string(Self.name)],
         timeoutMicroseconds: 1_000_000)
     }
-    end("released for a desktop that answers it")
+    end("released for a desktop that answers it", released: true)
   }
 
   /// Whether the name is ours now: calls are answered only then (those
@@ -216,10 +224,12 @@ final class ScreenSaverInhibitors {
     changed()
   }
 
-  private func end(_ why: String) {
+  /// `released`: given back for a desktop (whose session may already be
+  /// gone by the time the daemon lets go: it asks again then).
+  private func end(_ why: String, released: Bool = false) {
     guard !gone else { return }
     gone = true
-    if answering { Log.info("\(Self.name) no longer answered by passlockd: \(why)") }
+    Log.info("\(Self.name) \(answering ? "no longer answered" : "no longer waited for") by passlockd: \(why)")
     answering = false
     for token in tokens { loop.cancel(token) }
     tokens = []
@@ -231,10 +241,11 @@ final class ScreenSaverInhibitors {
     // connection end when the daemon lets go of it.
     loop.after(milliseconds: 0) { [self] in
       bus.removeHandlers()
-      onGone?()
+      onGone?(released)
     }
   }
 
-  /// Called once ended (the daemon forgets this object).
-  var onGone: (() -> Void)?
+  /// Called once ended (the daemon forgets this object), with whether it
+  /// was released for a desktop.
+  var onGone: ((Bool) -> Void)?
 }

@@ -11,8 +11,9 @@ import Glibc
 /// - the desktop's locker (gnome-shell; kwin_wayland, or ksmserver on X11)
 ///   running as this user for that very session (its real uid, and
 ///   logind's GetSessionByPID; or, as Plasma 6 and GNOME start them as
-///   systemd user services, outside every login while that session is the
-///   user's display session): only this user can run processes as this
+///   systemd user services, outside every login while that session, a
+///   graphical one, is the user's display session): only this user can run
+///   processes as this
 ///   user. A desktop that crashed (its process gone, or dead and not yet
 ///   reaped), or a session that only claims to be GNOME, is locked by
 ///   passlock as any other.
@@ -32,7 +33,13 @@ enum SelfLockingDesktops {
         let comm = SmallFile.read("/proc/\(pid)/comm", limit: 32)?.split(separator: "\n").first,
         desktop.lockers.contains(where: { comm == Substring($0) }), isRunning(pid, as: uid)
       else { continue }
-      if logind.sessionServed(byProcess: pid, logins: logins, displaySession: &displaySession) == session.path { return desktop }
+      // A console login that logind elected display session (no graphical
+      // one) is not drawn by a desktop outside it: only its own counts.
+      let served =
+        session.isGraphical
+        ? logind.sessionServed(byProcess: pid, logins: logins, displaySession: &displaySession)
+        : logind.sessionPath(ofProcess: pid)
+      if served == session.path { return desktop }
     }
     return nil
   }

@@ -479,10 +479,10 @@ final class DaemonEndToEndTests {
 
   /// Plasma 6 on Wayland: the screen locker is KWin's, and Plasma starts
   /// KWin as a systemd user service, outside every login (GetSessionByPID
-  /// answers "no session"): the session logind elects as the user's
-  /// display session is the one it locks. A kwin_wayland of the user's
-  /// outside every login while another session is the display session is
-  /// no evidence for this one.
+  /// answers "no session"): the graphical session logind elects as the
+  /// user's display session is the one it locks. Not another session, nor
+  /// a console login that happens to be the display session (no desktop
+  /// outside it draws on its terminal).
   @Test func plasmasKWinRunAsAUserServiceLocksItsDisplaySession() throws {
     logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'KDE', dbus_interface=MOCK)")
     let kwin = try startProcess(named: "kwin_wayland")
@@ -494,16 +494,34 @@ final class DaemonEndToEndTests {
     let display = { [logind] (id: String) in
       logind.python(
         """
-        m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o',         'raise dbus.exceptions.DBusException("PID does not belong to any known session",         name="org.freedesktop.login1.NoSessionForPID")', dbus_interface=MOCK)
-        m.AddMethod(MANAGER, 'GetUser', 'u', 'o', 'ret = dbus.ObjectPath("/org/freedesktop/login1/user/%d" % args[0])',         dbus_interface=MOCK)
-        bus.get_object('org.freedesktop.login1', '\(user)').UpdateProperties('org.freedesktop.login1.User',         {'Display': dbus.Struct(('\(id)', dbus.ObjectPath('/org/freedesktop/login1/session/\(id)')), signature='so')},         dbus_interface=MOCK)
+        m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', \
+        'raise dbus.exceptions.DBusException("PID does not belong to any known session", \
+        name="org.freedesktop.login1.NoSessionForPID")', dbus_interface=MOCK)
+        m.AddMethod(MANAGER, 'GetUser', 'u', 'o', 'ret = dbus.ObjectPath("/org/freedesktop/login1/user/%d" % args[0])', \
+        dbus_interface=MOCK)
+        bus.get_object('org.freedesktop.login1', '\(user)').UpdateProperties('org.freedesktop.login1.User', \
+        {'Display': dbus.Struct(('\(id)', dbus.ObjectPath('/org/freedesktop/login1/session/\(id)')), signature='so')}, \
+        dbus_interface=MOCK)
         """)
     }
+    // The console login (a tty session) as the display session: locked.
+    display(logind.session)
+    try logind.startDaemon()
+    logind.lockSession()
+    waitFor("a console login locked though it is the display session") { logind.lockerPIDs.count == 1 }
+    unlock()
+    logind.stopDaemon()
+    // A Wayland session (locked on its terminal here), another session the
+    // display session: not left to KDE.
+    logind.python(
+      "session('\(logind.session)').UpdateProperties(SESSION, {'Type': 'wayland', 'VTNr': dbus.UInt32(0)}, dbus_interface=MOCK)")
     display("other")
     try logind.startDaemon()
     logind.lockSession()
     waitFor("another session the display session: passlock locks") { logind.lockerPIDs.count == 1 }
     unlock()
+    #expect(!logind.daemonLog.contains("left to KDE Plasma"), "\(logind.daemonLog)")
+    // It the display session: left to KDE.
     display(logind.session)
     logind.lockSession()
     waitFor("left to KDE Plasma") { logind.daemonLog.contains("session c1: logind Lock — left to KDE Plasma's own lock screen") }

@@ -24,10 +24,14 @@ BED_PACKAGES=(systemd systemd-sysv dbus dbus-user-session libpam-systemd login p
 # grim for screenshots, wtype for keys and foot for a window (one that
 # inhibits idle).
 [ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(sway grim wtype fonts-dejavu-core foot)
+# And KDE Plasma's KWin with its screen locker and greeter (whose lock
+# screen is plasma-workspace's; layer-shell-qt is only recommended, and the
+# greeter cannot start without it): a real KDE lock screen beside logind.
+[ "$BED_RELEASE" = bookworm ] || BED_PACKAGES+=(kwin-wayland libkscreenlocker6 plasma-workspace layer-shell-qt)
 # The desktops whose own lock screens take the passcode through their own
-# PAM services (Debian 13): their packages are only downloaded into the
+# PAM services (Debian 13): their packages are also downloaded into the
 # root (/var/cache/passlock-test-debs), for the tests to take each service's
-# file unchanged from them; GNOME and KDE themselves are not installed.
+# file unchanged from them; GNOME itself is not installed.
 BED_DOWNLOADS=()
 [ "$BED_RELEASE" = bookworm ] || BED_DOWNLOADS=(gdm3 libkscreenlocker6)
 BED_CACHE=${BED_CACHE:-/var/cache/passlock-test}

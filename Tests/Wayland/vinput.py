@@ -39,6 +39,8 @@ class Connection:
         path = os.path.join(os.environ["XDG_RUNTIME_DIR"], os.environ["WAYLAND_DISPLAY"])
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
+        # A compositor that stops answering fails the test, not hangs it.
+        self.sock.settimeout(10)
         self.next_id = 2
         self.buffer = b""
 
