@@ -24,6 +24,9 @@ final class ConsoleLockRun {
   /// that replaces it never has one: killing the lock screen must not open
   /// the console to the next key.
   let graceMilliseconds: Int32?
+  /// The holder's first frame, painted as soon as switching is locked
+  /// (FirstFrame); nil when there is none or it is on the VT already.
+  let frameOnceLocked: FirstFrame.Pending?
 
   private var holder: Holder?
   /// The running lock screen and its ready pipe.
@@ -38,7 +41,7 @@ final class ConsoleLockRun {
 
   init(
     console: Console, prepared: Holder.Prepared, caller: uid_t, checkedSession: ActiveSession?, sessionVT: Int32,
-    readyFD: Int32?, graceMilliseconds: Int32?
+    readyFD: Int32?, graceMilliseconds: Int32?, frameOnceLocked: FirstFrame.Pending?
   ) {
     self.console = console
     self.prepared = prepared
@@ -47,6 +50,7 @@ final class ConsoleLockRun {
     self.sessionVT = sessionVT
     self.readyFD = readyFD
     self.graceMilliseconds = graceMilliseconds
+    self.frameOnceLocked = frameOnceLocked
   }
 
   /// Locks, supervises, and exits: 0 after a real unlock, the refusal's
@@ -105,6 +109,8 @@ final class ConsoleLockRun {
         lockError = error
         return sequence.handle(.lockFailed)
       }
+      // The session is off screen: now the frame (its lock screen starts after it).
+      if let frameOnceLocked { FirstFrame.paint(frameOnceLocked, on: prepared.fd) }
       return sequence.handle(.switchingLocked)
     case .settle:
       // Asked for only once switching is locked: there is a holder.

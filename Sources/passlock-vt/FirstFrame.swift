@@ -8,37 +8,50 @@ import Glibc
 #endif
 
 /// The holder paints the lock screen's first frame itself, on the lock VT
-/// before it comes on screen: the lock screen is a second program start
-/// (its C library's start-up alone is most of a millisecond here), and the
-/// session is then never followed by a blank VT. Painted only from what the
-/// lock screen would draw that first frame from, and only when the holder
-/// can know all of it without interpreting anything a user wrote beyond
-/// the status cache: the system's configuration (root's own files), the
-/// caller's status cache (read as the caller: display only, as for the lock
-/// screen) and the language and NO_COLOR from the environment. A user who
-/// has a configuration of their own gets the lock screen's frame only.
+/// right after it comes on screen and switching is locked, before the lock
+/// screen starts: the lock screen is a second program start (its C
+/// library's start-up alone is most of a millisecond here), and rendering
+/// the frame is not waited for before the switch (the session goes off
+/// screen first, onto the VT cleared beforehand, as physlock's blank VT).
+/// Painted only from what the lock screen would draw that first frame
+/// from, and only when the holder can know all of it without
+/// interpreting anything a user wrote beyond the status cache: the
+/// system's configuration (root's own files), the caller's status cache
+/// (read as the caller: display only, as for the lock screen) and the
+/// language and NO_COLOR from the environment. A user who has a
+/// configuration of their own gets the lock screen's frame only.
 /// The lock screen starts after it, redraws the same frame and takes the
 /// keys typed meanwhile (the holder puts the VT in its raw mode first:
 /// nothing echoes).
 enum FirstFrame {
-  /// Paints on the lock VT `fd` for `caller`; false when it leaves the
-  /// frame to the lock screen. Either way the VT is cleared first (the
-  /// frame's opening): VT_OPENQRY gives the first VT nobody has open, and
-  /// one that was used and closed but not freed still shows what was last
-  /// drawn on it (a session's text, an earlier lock's frame).
-  static func paint(on fd: Int32, for caller: uid_t) -> Bool {
-    let drawn = frame(on: fd, for: caller)
-    let bytes = drawn ?? Array(LockTerminal.opening(linuxConsole: true).utf8)
-    return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil && drawn != nil
+  /// A frame the holder can paint: what it is drawn from.
+  struct Pending {
+    var status: StoreStatus
+    var width: Int
+    var height: Int
   }
 
-  /// The first frame for the VT `fd`'s size, when the holder can know it.
-  private static func frame(on fd: Int32, for caller: uid_t) -> [UInt8]? {
+  /// Clears the lock VT `fd` (the frame's opening): VT_OPENQRY gives the
+  /// first VT nobody has open, and one that was used and closed but not
+  /// freed still shows what was last drawn on it (a session's text, an
+  /// earlier lock's frame). Returns the frame to paint for `caller`, or nil
+  /// when it is left to the lock screen (or the VT could not be cleared).
+  static func prepare(on fd: Int32, for caller: uid_t) -> Pending? {
+    let opening = Array(LockTerminal.opening(linuxConsole: true).utf8)
+    guard (try? FileDescriptor(rawValue: fd).writeAll(opening)) != nil else { return nil }
     guard !userHasConfiguration(), let status = cachedStatus(of: caller) else { return nil }
     var columns: UInt16 = 0
     var rows: UInt16 = 0
     guard passlock_terminal_size(fd, &columns, &rows) == 0, columns > 0, rows > 0 else { return nil }
-    return frame(status, width: Int(columns), height: Int(rows))
+    return Pending(status: status, width: Int(columns), height: Int(rows))
+  }
+
+  /// Renders `pending` and writes it on the lock VT `fd`; false if the
+  /// write failed (the lock screen draws its own frame then).
+  @discardableResult
+  static func paint(_ pending: Pending, on fd: Int32) -> Bool {
+    let bytes = frame(pending.status, width: pending.width, height: pending.height)
+    return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
   }
 
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s

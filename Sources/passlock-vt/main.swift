@@ -144,16 +144,19 @@ func holdConsole() -> Never {
   }
   // The lock screen's raw mode before the VT is on screen: a key typed at it
   // neither echoes nor waits for Enter, and the first lock screen keeps it
-  // (it was typed at the lock). Then the first frame, painted before the
-  // lock screen starts (so the two never write at once), when the holder
-  // can know it (FirstFrame); otherwise a cleared VT. The order from here
-  // is ConsoleLockSequence's.
+  // (it was typed at the lock). Then the VT cleared, and the first frame,
+  // when the holder can know it (FirstFrame), painted right after the
+  // switch and before the lock screen starts (so the two never write at
+  // once). Over a killed holder's lock the lock screen starts before the
+  // switch: the frame is painted now, before it. The order from here is
+  // ConsoleLockSequence's.
   _ = LockTerminal.makeRaw(prepared.fd)
-  let painted = FirstFrame.paint(on: prepared.fd, for: caller)
+  var frame = FirstFrame.prepare(on: prepared.fd, for: caller)
+  if prepared.stale != nil, let pending = frame, !FirstFrame.paint(pending, on: prepared.fd) { frame = nil }
   ConsoleLockRun(
     console: console, prepared: prepared, caller: caller, checkedSession: checkedSession, sessionVT: sessionVT,
-    readyFD: readyFD, graceMilliseconds: graceMilliseconds
-  ).run(painted: painted)
+    readyFD: readyFD, graceMilliseconds: graceMilliseconds, frameOnceLocked: prepared.stale == nil ? frame : nil
+  ).run(painted: frame != nil)
 }
 
 holdConsole()

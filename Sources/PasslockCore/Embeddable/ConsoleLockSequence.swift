@@ -4,10 +4,11 @@
 /// the effects out over the console and reports what happened as events.
 ///
 /// The order, and why:
-/// - The lock VT comes on screen with the holder's own first frame on it
-///   (`painted`), or cleared as soon as the first lock screen runs: the
-///   session is hidden a lock screen's start-up sooner (physlock too
-///   switches first).
+/// - The lock VT comes on screen cleared, and the holder paints its own
+///   first frame on it as soon as switching is locked (`painted`), or the
+///   first lock screen runs first: the session is hidden a lock screen's
+///   start-up, and the frame's rendering, sooner (physlock too switches
+///   first).
 ///   With the holder's frame there, the lock screen starts once switching is
 ///   locked, not beside a display server giving up its VT.
 /// - Once switching is locked, the lock stands unless the holder's own
@@ -32,7 +33,8 @@
 public struct ConsoleLockSequence: Hashable, Sendable {
   public enum Event: Equatable, Sendable {
     /// The lock VT is allocated, opened and in raw mode. `painted`: the
-    /// holder's own first frame is on it. `stale`: a killed holder's lock
+    /// holder's own first frame is on it, or will be once switching is
+    /// locked (before any lock screen starts). `stale`: a killed holder's lock
     /// is still in force.
     case prepared(painted: Bool, stale: Bool)
     case lockScreenStarted
