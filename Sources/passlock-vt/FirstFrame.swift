@@ -24,9 +24,13 @@ import Glibc
 /// keys typed meanwhile (the holder puts the VT in its raw mode first:
 /// nothing echoes).
 enum FirstFrame {
-  /// A frame the holder can paint: what it is drawn from.
+  /// A frame the holder can paint: what it is drawn from, every file read
+  /// (only rendering and the write are left for after the switch: the
+  /// fewer the holder's steps between the switch and its settling, the
+  /// sooner a switch that raced it is taken back).
   struct Pending {
     var status: StoreStatus
+    var appearance: LockAppearance
     var width: Int
     var height: Int
   }
@@ -43,22 +47,28 @@ enum FirstFrame {
     var columns: UInt16 = 0
     var rows: UInt16 = 0
     guard passlock_terminal_size(fd, &columns, &rows) == 0, columns > 0, rows > 0 else { return nil }
-    return Pending(status: status, width: Int(columns), height: Int(rows))
+    return Pending(
+      status: status, appearance: LockAppearance(configuredBy: systemConfiguration()), width: Int(columns), height: Int(rows))
   }
 
   /// Renders `pending` and writes it on the lock VT `fd`; false if the
-  /// write failed (the lock screen draws its own frame then).
+  /// write failed (the lock screen draws its own frame then). Written
+  /// without blocking: on screen, the VT's output can be stopped from its
+  /// keyboard (Scroll Lock), which must not hold the holder up before its
+  /// lock has settled.
   @discardableResult
   static func paint(_ pending: Pending, on fd: Int32) -> Bool {
-    let bytes = frame(pending.status, width: pending.width, height: pending.height)
+    let bytes = frame(pending.status, appearance: pending.appearance, width: pending.width, height: pending.height)
+    let flags = passlock_fcntl(fd, F_GETFL, 0)
+    guard flags >= 0, passlock_fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { return false }
+    defer { _ = passlock_fcntl(fd, F_SETFL, flags) }
     return (try? FileDescriptor(rawValue: fd).writeAll(bytes)) != nil
   }
 
   /// The bytes the lock screen's first frame writes: `LockTerminal.begin()`'s
   /// opening, then the frame as `TerminalLockScreen` draws it from a cached
   /// status (`Commands.lock`, `PreparedLockScreen.lockScreen`, `offerExternal`).
-  static func frame(_ status: StoreStatus, width: Int, height: Int) -> [UInt8] {
-    let appearance = LockAppearance(configuredBy: systemConfiguration())
+  static func frame(_ status: StoreStatus, appearance: LockAppearance, width: Int, height: Int) -> [UInt8] {
     let renderer = appearance.renderer(linuxConsole: true)
     let now = Int64(monotonicNanoseconds() / 1_000_000)
     var screen = LockScreen(unlocking: status, revealLastDigit: renderer.theme.revealLastDigit, now: now)

@@ -23,9 +23,9 @@ struct Holder {
   var lockTTY: String { "/dev/tty\(lockVT)" }
 
   /// A VT of its own, allocated and opened, owned by the user; nothing on
-  /// screen has changed yet. The holder's first frame is on it when it comes
-  /// on screen, or it is cleared and the first lock screen was started just
-  /// before the switch.
+  /// screen has changed yet. It comes on screen cleared, and the holder's
+  /// first frame is painted on it once switching is locked, or the first
+  /// lock screen was started just before the switch.
   struct Prepared {
     let vt: Int32
     let fd: Int32

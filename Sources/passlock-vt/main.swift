@@ -151,8 +151,8 @@ func holdConsole() -> Never {
   // switch: the frame is painted now, before it. The order from here is
   // ConsoleLockSequence's.
   _ = LockTerminal.makeRaw(prepared.fd)
-  var frame = FirstFrame.prepare(on: prepared.fd, for: caller)
-  if prepared.stale != nil, let pending = frame, !FirstFrame.paint(pending, on: prepared.fd) { frame = nil }
+  let frame = FirstFrame.prepare(on: prepared.fd, for: caller)
+  if prepared.stale != nil, let frame { FirstFrame.paint(frame, on: prepared.fd) }
   ConsoleLockRun(
     console: console, prepared: prepared, caller: caller, checkedSession: checkedSession, sessionVT: sessionVT,
     readyFD: readyFD, graceMilliseconds: graceMilliseconds, frameOnceLocked: prepared.stale == nil ? frame : nil

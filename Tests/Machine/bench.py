@@ -5,9 +5,10 @@ logged in on tty1 at getty, the .deb installed, `passlock set`. Each cycle is
 `systemctl suspend` as root, then screendumps as fast as QMP gives them until
 QMP says the guest is suspended, then `system_wakeup` and the unlock typed on
 the keyboard. Measured from the moment the command is sent:
-  - session off screen: the first screendump that no longer shows the session
-    (for passlock, its lock screen; for physlock, its VT, blank until its
-    prompt a second later — `physlock -d` returns once it has switched);
+  - session off screen: the first screendump that no longer shows the session,
+    the same test for both (passlock's lock VT, cleared until the holder's
+    frame a moment later; physlock's VT, blank until its prompt a second
+    later — `physlock -d` returns once it has switched);
   - suspended: QMP query-status says `suspended`.
 A cycle whose first lit screendump after wake shows the session missed: the
 lock was not on screen before S3. passlock runs as the package sets it up
@@ -130,7 +131,7 @@ def main():
                     else:
                         wait_for("passlockd ready", 30, lambda: "Daemon: running" in m.as_user(user, "passlock status")[1])
                 else:
-                    off, took, missed = cycle(suite, m, passlock_looks, lambda k: k == "lock")
+                    off, took, missed = cycle(suite, m, passlock_looks, lambda k: k != "session")
                     suite.unlock(m, sid, 1)
                 results[locker].append((off, took, missed))
                 print(f"cycle {n + 1} {locker}: session off screen "
