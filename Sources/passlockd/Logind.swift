@@ -2,6 +2,7 @@ import Glibc
 #if !PASSLOCK_ONE_MODULE
   import PasslockBus
   import PasslockCore
+  import PasslockPOSIX
 #endif
 
 /// The parts of systemd-logind's D-Bus API passlockd uses, typed.

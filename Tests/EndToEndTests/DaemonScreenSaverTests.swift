@@ -44,6 +44,16 @@ extension DaemonEndToEndTests {
     return Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
   }
 
+  /// The user's second session, c2, a GNOME one, as logind announces it.
+  func aGNOMESessionComes() {
+    logind.python(
+      """
+      m.AddSession('c2', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', False, dbus_interface=MOCK)
+      session('c2').AddProperty(SESSION, 'Desktop', 'GNOME', dbus_interface=MOCK)
+      m.EmitSignal(MANAGER, 'SessionNew', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
+      """)
+  }
+
   func aSessionBusIdleSession(_ config: String = "[Idle]\nLockAfterSec=1\n") throws {
     h.environment["DBUS_SESSION_BUS_ADDRESS"] = logind.address
     try aGraphicalSession(configured: config)
@@ -105,12 +115,7 @@ extension DaemonEndToEndTests {
     let browser = try screenSaverClient(["hold", "firefox", "Playing video"], output: "browser.out")
     defer { end(browser) }
     waitFor("held") { h.passlock("status").stdout.contains("held off by firefox") }
-    logind.python(
-      """
-      m.AddSession('c2', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', False, dbus_interface=MOCK)
-      session('c2').AddProperty(SESSION, 'Desktop', 'GNOME', dbus_interface=MOCK)
-      m.EmitSignal(MANAGER, 'SessionNew', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
-      """)
+    aGNOMESessionComes()
     waitFor("given back") {
       logind.daemonLog.contains("org.freedesktop.ScreenSaver no longer answered by passlockd: released for a desktop that answers it")
     }
@@ -170,12 +175,7 @@ extension DaemonEndToEndTests {
     defer { end(player) }
     waitFor("a new inhibitor held") { h.passlock("status").stdout.contains("held off by mpv") }
     // A GNOME session comes and goes.
-    logind.python(
-      """
-      m.AddSession('c2', 'seat0', dbus.UInt32(\(getuid())), '\(Harness.userName)', False, dbus_interface=MOCK)
-      session('c2').AddProperty(SESSION, 'Desktop', 'GNOME', dbus_interface=MOCK)
-      m.EmitSignal(MANAGER, 'SessionNew', 'so', ['c2', '/org/freedesktop/login1/session/c2'], dbus_interface=MOCK)
-      """)
+    aGNOMESessionComes()
     waitFor("given back") { logind.daemonLog.contains("released for a desktop that answers it") }
     #expect(times() == 2)
     logind.python(
