@@ -24,7 +24,7 @@ extension Daemon {
   /// The desktop that locks `session` by itself, if any (looked for, as the
   /// compositor is, only as a lock starts and for `passlock status`).
   func selfLockingDesktop(of session: Logind.SessionInfo) -> SelfLockingDesktop? {
-    SelfLockingDesktops.desktop(of: session, logins: Set(sessions.values.map { $0.info.path }), logind: logind)
+    SelfLockingDesktops.desktop(of: session, logins: loginPaths, logind: logind)
   }
 
   /// The compositor to lock `session` in, if any: looked for only as a lock
@@ -38,8 +38,12 @@ extension Daemon {
   /// The Wayland compositor that shows `session`, if any (WaylandCompositors):
   /// a compositor in none of our logins is a user service's.
   func waylandCompositor(showing session: Logind.SessionInfo) -> String? {
-    WaylandCompositors.display(of: session, logins: Set(sessions.values.map { $0.info.path }), logind: logind)
+    WaylandCompositors.display(of: session, logins: loginPaths, logind: logind)
   }
+
+  /// The object paths of the user's sessions: a process of theirs outside
+  /// all of them is a systemd user service's (Logind.sessionServed).
+  var loginPaths: Set<String> { Set(sessions.values.map { $0.info.path }) }
 
   /// The user's sessions at this machine, by id; remote ones are left alone.
   func localSessions() -> [Logind.SessionInfo] {

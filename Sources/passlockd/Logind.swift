@@ -45,8 +45,10 @@ final class Logind {
   }
 
   /// The object path of the logind session process `pid` runs in, or nil.
-  func sessionPath(ofProcess pid: pid_t) -> String? {
-    try? bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
+  func sessionPath(ofProcess pid: pid_t) -> String? { try? sessionByPID(pid) }
+
+  private func sessionByPID(_ pid: pid_t) throws(BusError) -> String {
+    try bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
   }
 
   /// The user's display session (User.Display): the one logind elects to
@@ -72,7 +74,7 @@ final class Logind {
   /// is no evidence for any session.
   func sessionServed(byProcess pid: pid_t, logins: Set<String>, displaySession: inout String??) -> String? {
     do throws(BusError) {
-      let its = try bus.call(Self.name, Self.path, Self.manager, "GetSessionByPID", [.uint32(UInt32(bitPattern: pid))]).objectPath()
+      let its = try sessionByPID(pid)
       if logins.contains(its) { return its }
     } catch {
       guard error.name == "org.freedesktop.login1.NoSessionForPID" else { return nil }

@@ -107,12 +107,16 @@ final class ScreenSaverInhibitors {
       timeoutMicroseconds: 1_000_000
     ).uint32()
     // 4: ours already (a grant whose reply came too late before).
-    answering = answer == 1 || answer == 4
-    if answering {
-      Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
+    if answer == 1 || answer == 4 {
+      nowAnswering()
     } else {
       Log.info("\(Self.name) is another program's on the session bus: its idle inhibitors are its own (taken once it lets go)")
     }
+  }
+
+  private func nowAnswering() {
+    answering = true
+    Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
   }
 
   private func subscribe() throws(BusError) {
@@ -141,8 +145,7 @@ final class ScreenSaverInhibitors {
     try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameAcquired") {
       [self] message in
       guard (try? message.string()) == Self.name, !answering, !gone else { return }
-      answering = true
-      Log.info("\(Self.name) answered by passlockd: applications' idle inhibitors hold the idle lock off")
+      nowAnswering()
     }
     // A desktop's service asked for the name with REPLACE_EXISTING.
     try bus.onSignal(sender: "org.freedesktop.DBus", path: nil, interface: "org.freedesktop.DBus", member: "NameLost") {

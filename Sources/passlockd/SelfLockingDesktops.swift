@@ -13,10 +13,9 @@ import Glibc
 ///   logind's GetSessionByPID; or, as Plasma 6 and GNOME start them as
 ///   systemd user services, outside every login while that session, a
 ///   graphical one, is the user's display session): only this user can run
-///   processes as this
-///   user. A desktop that crashed (its process gone, or dead and not yet
-///   reaped), or a session that only claims to be GNOME, is locked by
-///   passlock as any other.
+///   processes as this user. A desktop that crashed (its process gone, or
+///   dead and not yet reaped), or a session that only claims to be GNOME,
+///   is locked by passlock as any other.
 /// And whether its lock screen takes the passcode: its PAM service
 /// (gdm-password, kde) includes common-auth, where the pam-auth-update
 /// profile puts pam_passlock.so.

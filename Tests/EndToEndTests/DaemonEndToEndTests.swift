@@ -400,6 +400,18 @@ final class DaemonEndToEndTests {
     }
   }
 
+  /// The session's Desktop says KDE, and a stand-in for its `locker` runs
+  /// as the test's user; the stand-in's pid.
+  func aKDESession(locker: String) throws -> pid_t {
+    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'KDE', dbus_interface=MOCK)")
+    return try startProcess(named: locker)
+  }
+
+  func stopProcess(_ pid: pid_t) {
+    kill(pid, SIGKILL)
+    _ = Spawn.wait(pid, seconds: 2)
+  }
+
   /// A process named `name` (a copy of sleep: the kernel names it after
   /// its file) run as `user` (root tests) or as the test's user; its pid.
   func startProcess(named name: String, as user: uid_t? = nil) throws -> pid_t {
@@ -484,21 +496,21 @@ final class DaemonEndToEndTests {
   /// a console login that happens to be the display session (no desktop
   /// outside it draws on its terminal).
   @Test func plasmasKWinRunAsAUserServiceLocksItsDisplaySession() throws {
-    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'KDE', dbus_interface=MOCK)")
-    let kwin = try startProcess(named: "kwin_wayland")
-    defer {
-      kill(kwin, SIGKILL)
-      _ = Spawn.wait(kwin, seconds: 2)
-    }
+    let kwin = try aKDESession(locker: "kwin_wayland")
+    defer { stopProcess(kwin) }
+    // A user service: no session for it.
+    logind.python(
+      """
+      m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', \
+      'raise dbus.exceptions.DBusException("PID does not belong to any known session", \
+      name="org.freedesktop.login1.NoSessionForPID")', dbus_interface=MOCK)
+      m.AddMethod(MANAGER, 'GetUser', 'u', 'o', 'ret = dbus.ObjectPath("/org/freedesktop/login1/user/%d" % args[0])', \
+      dbus_interface=MOCK)
+      """)
     let user = "/org/freedesktop/login1/user/\(getuid())"
     let display = { [logind] (id: String) in
       logind.python(
         """
-        m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', \
-        'raise dbus.exceptions.DBusException("PID does not belong to any known session", \
-        name="org.freedesktop.login1.NoSessionForPID")', dbus_interface=MOCK)
-        m.AddMethod(MANAGER, 'GetUser', 'u', 'o', 'ret = dbus.ObjectPath("/org/freedesktop/login1/user/%d" % args[0])', \
-        dbus_interface=MOCK)
         bus.get_object('org.freedesktop.login1', '\(user)').UpdateProperties('org.freedesktop.login1.User', \
         {'Display': dbus.Struct(('\(id)', dbus.ObjectPath('/org/freedesktop/login1/session/\(id)')), signature='so')}, \
         dbus_interface=MOCK)
@@ -530,12 +542,8 @@ final class DaemonEndToEndTests {
 
   /// Lock.OverDesktop=yes: passlock's lock on top of KDE Plasma's own.
   @Test func lockOverDesktopPutsPasslocksLockOnTop() throws {
-    logind.python("session('\(logind.session)').AddProperty(SESSION, 'Desktop', 'KDE', dbus_interface=MOCK)")
-    let plasma = try startProcess(named: "ksmserver")
-    defer {
-      kill(plasma, SIGKILL)
-      _ = Spawn.wait(plasma, seconds: 2)
-    }
+    let plasma = try aKDESession(locker: "ksmserver")
+    defer { stopProcess(plasma) }
     logind.python(
       "m.AddMethod(MANAGER, 'GetSessionByPID', 'u', 'o', 'ret = dbus.ObjectPath(\"/org/freedesktop/login1/session/\(logind.session)\")', "
         + "dbus_interface=MOCK)")

@@ -24,6 +24,10 @@ Usage: vinput.py keys [--keymap-after SECONDS] [--locked MASK] [--group N] [--ho
          (KWin: evdev codes pressed and released in order on KWin's own
          keyboard, through its fake input; KWin offers it to any client only
          with KWIN_WAYLAND_NO_PERMISSION_CHECKS=1)
+       vinput.py kwin-type TEXT
+         (KWin: TEXT and Enter typed at KDE's lock screen on a US layout,
+         after a Shift: a key at its clock shows the password field and is
+         not typed into it; digits, lower-case letters and '-')
 Protocols: wl_display, wl_registry, wl_seat, zwp_virtual_keyboard_manager_v1,
 zwlr_virtual_pointer_manager_v1, org_kde_kwin_fake_input (version 4).
 """
@@ -170,6 +174,18 @@ def click(arguments):
     wl.roundtrip()
 
 
+# Evdev codes of a US keyboard's keys.
+US_KEYS = dict(zip("1234567890-", range(2, 13))) | dict(zip("qwertyuiop", range(16, 26))) \
+    | dict(zip("asdfghjkl", range(30, 39))) | dict(zip("zxcvbnm", range(44, 51)))
+SHIFT, ENTER = 42, 28
+
+
+def kwin_type(arguments):
+    kwin_keys([str(SHIFT)])
+    time.sleep(1.5)
+    kwin_keys([str(US_KEYS[c]) for c in arguments[0]] + [str(ENTER)])
+
+
 def kwin_keys(arguments):
     wl, bind = connect()
     fake = bind("org_kde_kwin_fake_input", 4)
@@ -183,6 +199,6 @@ def kwin_keys(arguments):
 
 
 def main():
-    {"keys": keys, "click": click, "kwin-keys": kwin_keys}[sys.argv[1]](sys.argv[2:])
+    {"keys": keys, "click": click, "kwin-keys": kwin_keys, "kwin-type": kwin_type}[sys.argv[1]](sys.argv[2:])
 
 main()
