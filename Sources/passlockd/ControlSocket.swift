@@ -98,7 +98,7 @@ struct DaemonStatus {
     if let problem = daemon.inhibitorProblem {
       out +=
         SleepHookFiles.hookInstalled
-        ? "Daemon: \(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)\n"
+        ? "Daemon: \(problem); the lock before sleep is kept by \(SleepHookFiles.keptBy)\n"
         : "Daemon: \(problem): the machine may sleep before the lock screen is up (install polkitd)\n"
     }
     if let problem = daemon.gatekeeperProblem { out += "Daemon: cannot read the passcode store: \(problem)\n" }

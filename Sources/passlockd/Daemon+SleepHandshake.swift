@@ -105,7 +105,7 @@ extension Daemon {
     inhibitorProblem = problem
     guard let problem else { return Log.info("the sleep inhibitor is held again") }
     if SleepHookFiles.hookInstalled {
-      Log.warning("\(problem); the lock before sleep is kept by the system sleep hook \(SleepHookFiles.hook)")
+      Log.warning("\(problem); the lock before sleep is kept by \(SleepHookFiles.keptBy)")
     } else {
       Log.error(
         "\(problem), and \(SleepHookFiles.hook) is not installed: the machine may sleep before the lock screen is up; "

@@ -15,6 +15,10 @@ struct SleepHookFiles {
   /// Where packages and scripts/install put the hook (systemd-sleep reads it there only).
   static let hook = "/usr/lib/systemd/system-sleep/passlock"
   static var hookInstalled: Bool { access(hook, X_OK) == 0 }
+  /// What waits for the lock screens before sleep, installed with the hook:
+  /// the unit before sleep.target (systemd 256 on freezes the users'
+  /// processes before it runs the hook), and the hook.
+  static let keptBy = "passlock-sleep.service and the system sleep hook \(hook)"
 
   static func inRuntimeDirectory() -> SleepHookFiles? {
     guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
