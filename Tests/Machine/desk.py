@@ -41,6 +41,8 @@ class Desk:
         self.failures = []
         self.vm = None
         self.shots = []
+        # Installed beside the .deb (on trixie: passlock-wayland, for Wayfire).
+        self.extra_debs = []
 
     # --- states --------------------------------------------------------------
 
@@ -74,7 +76,8 @@ class Desk:
         started = now()
         debs = f"{self.work}/debs"
         os.makedirs(debs, exist_ok=True)
-        shutil.copy(self.deb, debs)
+        for deb in [self.deb] + self.extra_debs:
+            shutil.copy(deb, debs)
         # The package's autopkgtests, for the one only a machine can run.
         shutil.copytree(os.path.join(os.path.dirname(__file__), "../../debian/tests"), f"{debs}/tests", dirs_exist_ok=True)
         subprocess.run(["mkfs.ext4", "-q", "-F", "-d", debs, f"{self.work}/deb.img", "64M"], check=True)
@@ -83,12 +86,13 @@ class Desk:
         disk = self.vm.overlay(f"{self.image}/rootfs.img", f"{self.work}/installed.qcow2", "raw")
         self.vm.boot(disk)
         booted = now() - started
-        deb = os.path.basename(self.deb)
+        deb = " ".join(os.path.basename(d) for d in [self.deb] + self.extra_debs)
+        paths = " ".join(shlex.quote(f"/mnt/deb/{os.path.basename(d)}") for d in [self.deb] + self.extra_debs)
         status, out = self.vm.sh(f"mkdir -p /mnt/deb && mount -o ro /dev/vdb /mnt/deb && "
-                                 f"apt-get install -y /mnt/deb/{shlex.quote(deb)}", timeout=600)
+                                 f"apt-get install -y {paths}", timeout=600)
         self.vm.sh("umount /mnt/deb")
         if status != 0:
-            raise Failed(f"apt install ./{deb} failed in the guest:\n{out[-1500:]}")
+            raise Failed(f"apt install {deb} failed in the guest:\n{out[-1500:]}")
         print(f"    booted in {booted:.0f} s, {deb} installed with apt in {now() - started - booted:.0f} s")
         self.save("installed")
 
@@ -133,9 +137,10 @@ class Desk:
         return wait_for(f"{user}'s logind session on tty{vt}", 10, lambda: self.session_on(m, f"tty{vt}"))
 
     def session_on(self, m, tty):
+        # The TTY column moved in systemd 257 (Debian 13): a field equal to TTY.
         for line in m.out("loginctl list-sessions --no-legend").splitlines():
             fields = line.split()
-            if len(fields) >= 5 and fields[4] == tty:
+            if len(fields) >= 5 and tty in fields[2:]:
                 return fields[0]
         return None
 
@@ -335,8 +340,11 @@ def host_setup():
     return out.returncode, image, names
 
 
-def build_deb():
-    out = subprocess.run(["flock", "/tmp/passlock-build.lock", "bash", "scripts/package"], cwd=ROOT,
+def build_deb(release="bookworm"):
+    """passlock's .deb: scripts/package here (Debian 12), or Debian 13's
+    built by its own Swift (scripts/debian-build trixie)."""
+    build = ["bash", "scripts/package"] if release == "bookworm" else ["bash", "scripts/debian-build", release]
+    out = subprocess.run(["flock", "/tmp/passlock-build.lock"] + build, cwd=ROOT,
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.stderr.write(out.stdout[-3000:] + out.stderr[-3000:])

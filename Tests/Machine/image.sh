@@ -1,18 +1,25 @@
-# Tests/Machine/image.sh — the whole Debian bookworm machine the machine suite
-# and bench/machine boot under qemu, built from Debian's archive and cached.
+# Tests/Machine/image.sh — the whole Debian machine the machine suite and
+# bench/machine boot under qemu, built from Debian's archive and cached:
+# bookworm by default, trixie (MACHINE_RELEASE=trixie) for Wayfire.
 # Sourced, not run:
 #   machine_host_tools   installs qemu, mmdebstrap, e2fsprogs, netpbm when missing
 #   machine_image        builds (once) or reuses the cached image; prints its
 #                        directory: rootfs.img (raw ext4), vmlinuz, initrd.img
 # Recipe and traps: ../shared/DESIGN.md, "A whole machine under qemu".
 
-MACHINE_RELEASE=bookworm
+MACHINE_RELEASE=${MACHINE_RELEASE:-bookworm}
 # A minimal console machine, as many physlock and vlock users run: no polkitd
 # (its packages are downloaded into /opt/polkitd, not installed; the suite
-# installs them for the "with polkitd" runs). weston for a graphical session on
-# the bochs DRM device; physlock for bench/machine.
+# installs them for the "with polkitd" runs). On bookworm, weston for a
+# graphical session on the bochs DRM device and physlock for bench/machine;
+# on trixie, Wayfire 0.9 (its session-lock plugin) with Mesa's software GL on
+# that device, and foot in it.
 MACHINE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd login passwd linux-image-amd64
   initramfs-tools udev kbd procps weston fonts-dejavu-core xkb-data sudo physlock)
+if [ "$MACHINE_RELEASE" = trixie ]; then
+  MACHINE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd login passwd linux-image-amd64
+    initramfs-tools udev kbd procps fonts-dejavu-core xkb-data sudo wayfire libgl1-mesa-dri libegl-mesa0 foot)
+fi
 MACHINE_CACHE=${MACHINE_CACHE:-/var/cache/passlock-test}
 MACHINE_USER=tester MACHINE_PASSWORD=tester-pw-1
 MACHINE_OTHER=sam MACHINE_OTHER_PASSWORD=sam-pw-1
@@ -101,14 +108,16 @@ machine_image() {
       } >"$dir.tmp/$hook-hook"
       chmod 755 "$dir.tmp/$hook-hook"
     done
+    # The host's archive sources, with the release renamed.
+    sed "s/bookworm/$MACHINE_RELEASE/g" /etc/apt/sources.list.d/debian.sources >"$dir.tmp/sources"
     mmdebstrap --quiet --variant=apt --include="$list" \
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
       --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
       --dpkgopt='path-exclude=/usr/share/info/*' \
       --essential-hook="$dir.tmp/essential-hook" --customize-hook="$dir.tmp/customize-hook" \
-      "$MACHINE_RELEASE" "$dir.tmp/root" /etc/apt/sources.list.d/debian.sources >&2 || return 1
+      "$MACHINE_RELEASE" "$dir.tmp/root" "$dir.tmp/sources" >&2 || return 1
     mkfs.ext4 -q -F -L passlock-root -d "$dir.tmp/root" "$dir.tmp/rootfs.img" 4G >&2 || return 1
-    rm -rf "$dir.tmp/root" "$dir.tmp/"*-hook
+    rm -rf "$dir.tmp/root" "$dir.tmp/"*-hook "$dir.tmp/sources"
     mv "$dir.tmp" "$dir"
     touch "$dir/stamp"
     machine_log "image built in $((SECONDS - started)) s"
