@@ -1,4 +1,5 @@
 import Glibc
+
 #if !PASSLOCK_ONE_MODULE
   import PasslockBus
   import PasslockClient
@@ -109,7 +110,8 @@ extension Daemon {
     } else {
       Log.error(
         "\(problem), and \(SleepHookFiles.hook) is not installed: the machine may sleep before the lock screen is up; "
-          + "install polkitd, or passlock's package or scripts/install, whose sleep hook waits for the lock screen")
+          + "install polkitd, or passlock's package or scripts/install, whose sleep hook and \(SleepHookFiles.unit) wait for the lock screen"
+      )
     }
   }
 

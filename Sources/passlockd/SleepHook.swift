@@ -4,9 +4,11 @@ import Glibc
   import PasslockPOSIX
 #endif
 
-/// `passlockd --sleep-hook pre|post KIND`: the system sleep hook
-/// (systemd/system-sleep/passlock execs it), run as root by systemd-sleep
-/// after logind announced the sleep and before the kernel sleeps.
+/// `passlockd --sleep-hook pre|post KIND`: the wait before sleep, run as
+/// root after logind announced the sleep and before the kernel sleeps: by
+/// passlock-sleep.service before sleep.target (KIND `sleep-target`), and by
+/// systemd-sleep as the system sleep hook (systemd/system-sleep/passlock
+/// execs it).
 ///
 /// Each user's passlockd normally holds a logind delay inhibitor until its
 /// lock screens are up; logind grants one only through polkit, and a
@@ -26,13 +28,36 @@ enum SleepHook {
   /// The whole hook's bound, the scan of /proc included.
   static let boundMilliseconds: UInt64 = 5_000
 
+  /// The same wait runs twice for one sleep: first as passlock-sleep.service
+  /// (`pre sleep-target`, before sleep.target: systemd 256 on freezes the
+  /// users' processes before it runs the hooks), then as the system-sleep
+  /// hook. The unit leaves its deadline here (root's /run: no user can
+  /// write it), so the hook shares the one 5 s bound instead of adding its
+  /// own; the hook's `post` removes it.
+  static let sharedDeadline = "/run/passlock-sleep-deadline"
+
   static func run(_ arguments: [String]) -> Never {
+    if arguments.first == "post" { unlink(sharedDeadline) }
     guard arguments.first == "pre" else { exit(0) }
+    let now = monotonicNanoseconds()
+    var deadline = now + boundMilliseconds * 1_000_000
+    if arguments.dropFirst().first == "sleep-target" {
+      if let fd = try? FileDescriptor.open(sharedDeadline, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600) {
+        try? fd.writeAll("\(deadline)\n")
+        fd.close()
+      }
+    } else if let text = SmallFile.read(sharedDeadline), let earlier = UInt64(text.split(separator: "\n").first ?? ""),
+      earlier <= deadline, earlier + 30_000_000_000 > now
+    {
+      // The unit waited for this sleep: what it waited for is up, or it
+      // said which daemon did not report. Only the rest of its bound is left.
+      guard earlier > now else { exit(0) }
+      deadline = earlier
+    }
     // A backstop for what no deadline check can bound: a call that blocks
     // (a user's FUSE file system over their runtime directory, where
     // fuse.conf allows others in) ends with the process at the bound's end.
     alarm(UInt32(boundMilliseconds / 1000) + 1)
-    let deadline = monotonicNanoseconds() + boundMilliseconds * 1_000_000
     var waiting = daemons(until: deadline)
     while !waiting.isEmpty {
       waiting.removeAll { daemon in daemon.isReady || !daemon.isRunning }

@@ -3,8 +3,8 @@ import Glibc
   import PasslockPOSIX
 #endif
 
-/// What passlock's system sleep hook (SleepHook, run as root by
-/// systemd-sleep before the machine sleeps) looks for in the runtime
+/// What passlock's wait before sleep (SleepHook, run as root by
+/// passlock-sleep.service and by systemd-sleep as its hook) looks for in the runtime
 /// directory: `sleep-ready` (this daemon's sessions are locked for the sleep
 /// at hand). The hook waits for it, so the lock comes before sleep even
 /// where logind refuses the delay inhibitor (no polkit). It finds the
@@ -15,10 +15,18 @@ struct SleepHookFiles {
   /// Where packages and scripts/install put the hook (systemd-sleep reads it there only).
   static let hook = "/usr/lib/systemd/system-sleep/passlock"
   static var hookInstalled: Bool { access(hook, X_OK) == 0 }
-  /// What waits for the lock screens before sleep, installed with the hook:
-  /// the unit before sleep.target (systemd 256 on freezes the users'
-  /// processes before it runs the hook), and the hook.
-  static let keptBy = "passlock-sleep.service and the system sleep hook \(hook)"
+  /// The same wait as a unit before sleep.target (systemd 256 on freezes
+  /// the users' processes before it runs the hook): enabled, as the package
+  /// and scripts/install enable it (a link in sleep.target.wants).
+  static let unit = "passlock-sleep.service"
+  static var unitEnabled: Bool {
+    var st = stat()
+    return ["/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"].contains { dir in
+      lstat("\(dir)/sleep.target.wants/\(unit)", &st) == 0
+    }
+  }
+  /// What keeps the lock before sleep without the inhibitor, as installed.
+  static var keptBy: String { unitEnabled ? "\(unit) and the system sleep hook \(hook)" : "the system sleep hook \(hook)" }
 
   static func inRuntimeDirectory() -> SleepHookFiles? {
     guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
