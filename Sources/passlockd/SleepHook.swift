@@ -56,8 +56,9 @@ enum SleepHook {
     }
     // A backstop for what no deadline check can bound: a call that blocks
     // (a user's FUSE file system over their runtime directory, where
-    // fuse.conf allows others in) ends with the process at the bound's end.
-    alarm(UInt32(boundMilliseconds / 1000) + 1)
+    // fuse.conf allows others in) ends with the process at the bound's end,
+    // the shared one's included (at least 2 s: alarm(0) would cancel it).
+    alarm(UInt32((deadline - now + 999_999_999) / 1_000_000_000) + 1)
     var waiting = daemons(until: deadline)
     while !waiting.isEmpty {
       waiting.removeAll { daemon in daemon.isReady || !daemon.isRunning }
