@@ -65,6 +65,13 @@ final class DaemonEndToEndTests {
     waitFor("unlocked: LockedHint false") { !logind.lockedHint && logind.lockerPIDs.isEmpty }
   }
 
+  /// The passcode once the lock screen has drawn itself: it discards what
+  /// was typed before (type-ahead), which a slow machine's test could hit.
+  func unlockOnceDrawn() {
+    waitForScreen("Enter Passcode", "the lock screen drawn")
+    unlock()
+  }
+
   @Test func suspendShowsTheLockBeforeTheInhibitorGoes() throws {
     try logind.startDaemon()
     waitFor("an inhibitor while unlocked") { logind.inhibitors() == ["passlock"] }
@@ -452,7 +459,7 @@ final class DaemonEndToEndTests {
       try logind.startDaemon()
       logind.lockSession()
       waitFor("another user's gnome-shell is no evidence: passlock locks") { logind.lockerPIDs.count == 1 }
-      unlock()
+      unlockOnceDrawn()
       logind.stopDaemon()
     }
     let shell = try startProcess(named: "gnome-shell")
@@ -486,7 +493,7 @@ final class DaemonEndToEndTests {
     _ = Spawn.wait(shell, seconds: 2)
     logind.lockSession()
     waitFor("locked by passlock once no gnome-shell runs") { logind.lockerPIDs.count == 1 }
-    unlock()
+    unlockOnceDrawn()
   }
 
   /// Plasma 6 on Wayland: the screen locker is KWin's, and Plasma starts
@@ -521,7 +528,7 @@ final class DaemonEndToEndTests {
     try logind.startDaemon()
     logind.lockSession()
     waitFor("a console login locked though it is the display session") { logind.lockerPIDs.count == 1 }
-    unlock()
+    unlockOnceDrawn()
     logind.stopDaemon()
     // A Wayland session (locked on its terminal here), another session the
     // display session: not left to KDE.
@@ -531,7 +538,7 @@ final class DaemonEndToEndTests {
     try logind.startDaemon()
     logind.lockSession()
     waitFor("another session the display session: passlock locks") { logind.lockerPIDs.count == 1 }
-    unlock()
+    unlockOnceDrawn()
     #expect(!logind.daemonLog.contains("left to KDE Plasma"), "\(logind.daemonLog)")
     // It the display session: left to KDE.
     display(logind.session)
@@ -553,7 +560,7 @@ final class DaemonEndToEndTests {
     logind.lockSession()
     waitFor("passlock's lock on top of KDE's") { logind.lockerPIDs.count == 1 }
     #expect(!h.passlock("status").stdout.contains("KDE Plasma"))
-    unlock()
+    unlockOnceDrawn()
   }
 
   @Test func aGraphicalSessionWithoutAVTIsReportedNotLocked() throws {
