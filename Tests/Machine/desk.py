@@ -76,7 +76,8 @@ class Desk:
         started = now()
         debs = f"{self.work}/debs"
         os.makedirs(debs, exist_ok=True)
-        for deb in [self.deb] + self.extra_debs:
+        packages = [self.deb] + self.extra_debs
+        for deb in packages:
             shutil.copy(deb, debs)
         # The package's autopkgtests, for the one only a machine can run.
         shutil.copytree(os.path.join(os.path.dirname(__file__), "../../debian/tests"), f"{debs}/tests", dirs_exist_ok=True)
@@ -86,8 +87,8 @@ class Desk:
         disk = self.vm.overlay(f"{self.image}/rootfs.img", f"{self.work}/installed.qcow2", "raw")
         self.vm.boot(disk)
         booted = now() - started
-        deb = " ".join(os.path.basename(d) for d in [self.deb] + self.extra_debs)
-        paths = " ".join(shlex.quote(f"/mnt/deb/{os.path.basename(d)}") for d in [self.deb] + self.extra_debs)
+        deb = " ".join(os.path.basename(d) for d in packages)
+        paths = " ".join(shlex.quote(f"/mnt/deb/{os.path.basename(d)}") for d in packages)
         status, out = self.vm.sh(f"mkdir -p /mnt/deb && mount -o ro /dev/vdb /mnt/deb && "
                                  f"apt-get install -y {paths}", timeout=600)
         self.vm.sh("umount /mnt/deb")

@@ -14,12 +14,11 @@ MACHINE_RELEASE=${MACHINE_RELEASE:-bookworm}
 # graphical session on the bochs DRM device and physlock for bench/machine;
 # on trixie, Wayfire 0.9 (its session-lock plugin) with Mesa's software GL on
 # that device, and foot in it.
-MACHINE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd login passwd linux-image-amd64
-  initramfs-tools udev kbd procps weston fonts-dejavu-core xkb-data sudo physlock)
-if [ "$MACHINE_RELEASE" = trixie ]; then
-  MACHINE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd login passwd linux-image-amd64
-    initramfs-tools udev kbd procps fonts-dejavu-core xkb-data sudo wayfire libgl1-mesa-dri libegl-mesa0 foot)
-fi
+MACHINE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd login passwd linux-image-amd64 initramfs-tools udev kbd procps)
+case $MACHINE_RELEASE in
+  trixie) MACHINE_PACKAGES+=(fonts-dejavu-core xkb-data sudo wayfire libgl1-mesa-dri libegl-mesa0 foot) ;;
+  *) MACHINE_PACKAGES+=(weston fonts-dejavu-core xkb-data sudo physlock) ;;
+esac
 MACHINE_CACHE=${MACHINE_CACHE:-/var/cache/passlock-test}
 MACHINE_USER=tester MACHINE_PASSWORD=tester-pw-1
 MACHINE_OTHER=sam MACHINE_OTHER_PASSWORD=sam-pw-1

@@ -13,6 +13,7 @@ an abandoned lock shows the desktop dimmed behind a 💥 (its source,
 plugins/protocols/session-lock.cpp); passlock's part is to replace it at
 once, which the takeover test times.
 """
+import json
 import shlex
 import shutil
 import time
@@ -24,15 +25,15 @@ from machine import Looks, MachineError, Screen, now, wait_for
 # desktop and a foot terminal with the focus, nothing else drawn.
 WAYFIRE_INI = ("[core]\nplugins = session-lock autostart\nbackground_color = \\#00FF00FF\n\n"
                "[autostart]\nautostart_wf_shell = false\nterm = foot\n")
-# Lock screen background (SurfacePalette.background).
+# Lock screen background (SurfacePalette.background), and the desktop's.
 LOCK_BACKGROUND = bytes((0x15, 0x18, 0x1D))
+GREEN = bytes((0, 0xFF, 0))
 
 
 def share_of(screen, rgb):
-    """The fraction of SCREEN's pixels that are exactly RGB."""
-    pixels = screen.pixels
-    n = len(pixels) // 3
-    return sum(1 for i in range(0, n * 3, 3 * 7) if pixels[i:i + 3] == rgb) / len(range(0, n * 3, 3 * 7))
+    """The fraction of SCREEN's pixels that are exactly RGB (every 7th pixel looked at)."""
+    samples = range(0, len(screen.pixels) - 2, 3 * 7)
+    return sum(1 for i in samples if screen.pixels[i:i + 3] == rgb) / len(samples)
 
 
 class WayfireSuite(Desk):
@@ -66,7 +67,7 @@ class WayfireSuite(Desk):
         # only when told to.
         m.type("WLR_RENDERER_ALLOW_SOFTWARE=1 wayfire >/tmp/wayfire.log 2>&1\n")
         wait_for("Wayfire's green desktop with foot on it", 120,
-                 lambda: 0.2 < share_of(self.screen(m), b"\0\xff\0") < 0.9)
+                 lambda: 0.2 < share_of(self.screen(m), GREEN) < 0.9)
         desktop = self.stable_screen(m, 60)
         shutil.copy(desktop.path, f"{self.work}/ref-wayfire-desktop.ppm")
         m.sh(f"loginctl lock-session {sid}")
@@ -96,14 +97,16 @@ class WayfireSuite(Desk):
 
     def desktop_shows(self, screen):
         """Green desktop and no lock screen (foot covers more of it at scale 2)."""
-        return share_of(screen, b"\0\xff\0") > 0.05 and share_of(screen, LOCK_BACKGROUND) < 0.1
+        return share_of(screen, GREEN) > 0.05 and share_of(screen, LOCK_BACKGROUND) < 0.1
 
     def journal_has(self, m, text):
         return text in m.out(f"journalctl -b -q --no-pager -o cat -t passlockd | grep -F {shlex.quote(text)}")
 
     def failed_attempts(self, m):
-        out = m.as_user(self.user, "passlock status --json")[1]
-        return int(out.split('"failed_attempts":')[1].split(",")[0].split("}")[0]) if '"failed_attempts":' in out else -1
+        try:
+            return json.loads(m.as_user(self.user, "passlock status --json")[1])["failed_attempts"]
+        except (ValueError, KeyError):
+            return -1
 
     def answers(self, m, n):
         """A command typed into foot runs, exactly as typed: no key typed

@@ -7,7 +7,7 @@
 #   wl_start sway|labwc|mir
 #                        the compositor on two headless outputs, as WL_USER;
 #                        sets WL_OUTPUT_1 and WL_OUTPUT_2 to their names
-#   wl_output NAME on|off|scale=N
+#   wl_output NAME on|off|scale=N (sway: scale only)
 #                        switches an output on or off or scales it, as each
 #                        compositor's users do, and waits for it to happen
 #   wl_stop_compositor   ends it and everything that ran as WL_USER
@@ -199,11 +199,8 @@ wl_output() {
   case $change in scale=*) scale=${change#scale=} ;; esac
   case $WL_COMPOSITOR in
     sway)
-      case $change in
-        on) as_user swaymsg output "$output" enable >/dev/null ;;
-        off) as_user swaymsg output "$output" disable >/dev/null ;;
-        *) as_user swaymsg output "$output" scale "$scale" >/dev/null ;;
-      esac ;;
+      # sway's tests add and unplug outputs instead (swaymsg create_output).
+      [ -n "$scale" ] && as_user swaymsg output "$output" scale "$scale" >/dev/null ;;
     labwc)
       case $change in
         on) as_user wlr-randr --output "$output" --on --custom-mode 1024x768 --pos 1024,0 ;;
