@@ -1,7 +1,8 @@
 import CSessionLock
 import CWaylandClient
 
-/// The C listener tables of the registry, the outputs and the session lock.
+/// The C listener tables of the registry, the outputs, their frame
+/// callbacks and the session lock.
 /// Each callback captures nothing: its object comes back through the
 /// `void *` data pointer (`Unmanaged`, not retained: `WaylandLock` keeps its
 /// outputs, and itself lives for the whole run). Only events of the versions
@@ -43,6 +44,12 @@ enum LockListeners {
     var listener = ext_session_lock_v1_listener()
     listener.locked = { data, _ in LockListeners.lock(data).lockedEvent() }
     listener.finished = { data, _ in LockListeners.lock(data).finishedEvent() }
+    return SeatListeners.table(listener)
+  }()
+
+  nonisolated(unsafe) static let frame: UnsafeMutablePointer<wl_callback_listener> = {
+    var listener = wl_callback_listener()
+    listener.done = { data, _, _ in LockListeners.output(data).frameShown() }
     return SeatListeners.table(listener)
   }()
 

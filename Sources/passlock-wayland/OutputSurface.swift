@@ -20,6 +20,11 @@ final class OutputSurface {
   private var drawn: WaylandLock.FrameState?
   /// Where the keys are on it, as last drawn (for clicks and taps).
   private(set) var layout: SurfaceLayout?
+  /// The frame callback of our first frames, until the compositor has shown one.
+  private var frameCallback: OpaquePointer?
+  /// The compositor has drawn a frame of this output with ours in it (its
+  /// frame callback came), not only taken our buffer.
+  private(set) var shown = false
 
   init(output: OpaquePointer, name: UInt32, lock: WaylandLock) {
     self.output = output
@@ -28,6 +33,7 @@ final class OutputSurface {
   }
 
   deinit {
+    if let frameCallback { wl_callback_destroy(frameCallback) }
     if let lockSurface { ext_session_lock_surface_v1_destroy(lockSurface) }
     if let surface { wl_surface_destroy(surface) }
     wl_output_release(output)
@@ -71,6 +77,14 @@ final class OutputSurface {
 
   func redrawAll() { drawn = nil }
 
+  /// wl_callback.done for a frame of ours: the compositor has drawn it.
+  func frameShown() {
+    if let frameCallback { wl_callback_destroy(frameCallback) }
+    frameCallback = nil
+    shown = true
+    lock.surfaceShown()
+  }
+
   // MARK: Drawing
 
   /// Gives this output its lock surface (on the lock's output list from now on).
@@ -109,6 +123,14 @@ final class OutputSurface {
     wl_surface_set_buffer_scale(surface, scale)
     wl_surface_attach(surface, buffer.buffer, 0, 0)
     wl_surface_damage_buffer(surface, 0, 0, Int32.max, Int32.max)
+    // Until one frame is shown, the newest frame asks to hear when it is
+    // (the ready byte waits for it). Only the newest: a compositor may drop
+    // the callbacks of a frame that a newer one replaced before it was drawn.
+    if !shown {
+      if let frameCallback { wl_callback_destroy(frameCallback) }
+      frameCallback = wl_surface_frame(surface)
+      if let frameCallback { wl_callback_add_listener(frameCallback, LockListeners.frame, opaque) }
+    }
     wl_surface_commit(surface)
     buffer.release()
     self.layout = layout

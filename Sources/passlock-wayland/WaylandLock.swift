@@ -41,6 +41,12 @@ final class WaylandLock {
   /// Made with cairo once the first frame is drawn (fontconfig's set-up).
   private var painter: Painter?
   private var readyFD: FileDescriptor?
+  /// After `locked`, until every output has shown a frame of ours (or this
+  /// time, in ms, has come): the ready byte waits (reportReadyOnceShown).
+  private var readyDeadline: Int64?
+  /// How long the ready byte waits for the frames after `locked`: an output
+  /// that is off (DPMS) draws no frame until it is on again.
+  static let shownWaitMilliseconds: Int64 = 1000
   /// Keys and clicks that came before the gatekeeper's status replaced the
   /// one on screen: they wait, as on the terminal, and count once it is in.
   /// (A few: a status that does not come must not make them pile up.)
@@ -117,6 +123,7 @@ final class WaylandLock {
   func globalRemoved(name: UInt32) {
     outputs.removeAll { $0.name == name }
     seats.removeAll { $0.name == name }
+    reportReadyOnceShown()  // the output whose frame it waited for may be gone
   }
 
   /// An output's first `done`: its scale is known. Under the lock (an output
@@ -160,12 +167,11 @@ final class WaylandLock {
     for effect in effects {
       switch effect {
       case .reportReady:
-        if let readyFD {
-          // The compositor has locked the session: tell the waiting parent (one byte).
-          try? readyFD.writeAll([1])
-          readyFD.close()
-          self.readyFD = nil
-        }
+        // `locked` can come before anything of ours is drawn (Wayfire and
+        // Mir send it once every output has a buffer; under load the frame
+        // follows a second later): the byte waits for the frames.
+        if readyFD != nil { readyDeadline = LockController.now() + Self.shownWaitMilliseconds }
+        reportReadyOnceShown()
       case .askForStatus:
         // Asked once the compositor has the lock, so the gatekeeper does
         // not compete with it; without an answer it is asked again, locked.
@@ -178,6 +184,23 @@ final class WaylandLock {
       }
     }
   }
+
+  /// Tells the waiting parent (one byte) that the lock is on screen: the
+  /// compositor has locked the session and shown a frame of ours on every
+  /// output with a lock surface, or the wait for those frames is over. A
+  /// suspend waits for this byte, and what the display holds as the machine
+  /// sleeps is what it shows first at wake.
+  private func reportReadyOnceShown() {
+    guard let readyFD, let readyDeadline else { return }
+    let shown = outputs.allSatisfy { !$0.hasLockSurface || $0.shown }
+    guard shown || LockController.now() >= readyDeadline else { return }
+    try? readyFD.writeAll([1])
+    readyFD.close()
+    self.readyFD = nil
+    self.readyDeadline = nil
+  }
+
+  func surfaceShown() { reportReadyOnceShown() }
 
   func lockedEvent() { perform(life.handle(.locked)) }
 
@@ -200,7 +223,9 @@ final class WaylandLock {
     ]
     let watched = controller.watched
     fds += watched.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-    let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, min(controller.timeout(now: LockController.now()), 60_000))))
+    let now = LockController.now()
+    let wait = min(controller.timeout(now: now), readyDeadline.map { $0 - now } ?? 60_000, 60_000)
+    let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, wait)))
     // SIGUSR1, from passlockd as a sleep begins (a grace ends: before any
     // key read in this same round is handled) and after resume (draw it all
     // again: the clock has moved).
@@ -216,6 +241,7 @@ final class WaylandLock {
     let answered = zip(watched, fds[2...]).filter { $0.1.revents != 0 }.map { $0.0.request }
     controller.answered(answered)
     controller.tick(now: LockController.now())
+    reportReadyOnceShown()
   }
 
   // MARK: Input

@@ -21,7 +21,7 @@ let help = """
   USAGE: \(usage)
 
   OPTIONS:
-    --ready-fd <fd>         Write one byte to this descriptor once the compositor has locked the session.
+    --ready-fd <fd>         Write one byte to this descriptor once the compositor has locked the session and shown the lock screen on every output (at most 1 s after it locked: an output that is off shows nothing).
     --record <path>         Remove this file after a real unlock (passlockd's lock record).
     --grace-ms <ms>         Any input within this many milliseconds gives the session back (passlockd's, after an idle lock).
     --version               Show the version.

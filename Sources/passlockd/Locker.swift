@@ -7,6 +7,7 @@ import Glibc
 /// (direct mode), `passlock-vt --vt N --ready-fd 3` (VT mode) or `passlock
 /// lock --wayland --ready-fd 3` (in the session). Each writes one byte on fd
 /// 3 once its lock is on screen (the Wayland one once the compositor says
+/// `locked` and has shown its frame on every output, at most 1 s after
 /// `locked`), and exits 0 only after a real unlock.
 final class Locker {
   /// Which kind of lock it is: what its exit statuses mean differs.
