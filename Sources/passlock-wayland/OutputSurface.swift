@@ -123,11 +123,11 @@ final class OutputSurface {
     wl_surface_set_buffer_scale(surface, scale)
     wl_surface_attach(surface, buffer.buffer, 0, 0)
     wl_surface_damage_buffer(surface, 0, 0, Int32.max, Int32.max)
-    // Until one frame is shown, the newest frame asks to hear when it is
-    // (the ready byte waits for it). Only the newest: a compositor may drop
-    // the callbacks of a frame that a newer one replaced before it was drawn.
-    if !shown {
-      if let frameCallback { wl_callback_destroy(frameCallback) }
+    // Until one frame is shown, one frame callback at a time asks when it
+    // is (the ready byte waits for it). One, kept until it is done: Mir 2.20
+    // (which sends lock surfaces none) no longer gave the desktop back after
+    // the unlock once we had dropped a pending callback and asked again.
+    if !shown, frameCallback == nil {
       frameCallback = wl_surface_frame(surface)
       if let frameCallback { wl_callback_add_listener(frameCallback, LockListeners.frame, opaque) }
     }
