@@ -82,7 +82,7 @@ final class OutputSurface {
     if let frameCallback { wl_callback_destroy(frameCallback) }
     frameCallback = nil
     shown = true
-    lock.surfaceShown()
+    lock.reportReadyOnceShown()
   }
 
   // MARK: Drawing

@@ -167,9 +167,9 @@ final class WaylandLock {
     for effect in effects {
       switch effect {
       case .reportReady:
-        // `locked` can come before anything of ours is drawn (Wayfire and
-        // Mir send it once every output has a buffer; under load the frame
-        // follows a second later): the byte waits for the frames.
+        // `locked` can come before anything of ours is drawn (Wayfire, sway
+        // and labwc before drawing our frame, Mir before we have a buffer):
+        // the byte waits for the frames.
         if readyFD != nil { readyDeadline = LockController.now() + Self.shownWaitMilliseconds }
         reportReadyOnceShown()
       case .askForStatus:
@@ -190,7 +190,7 @@ final class WaylandLock {
   /// output with a lock surface, or the wait for those frames is over. A
   /// suspend waits for this byte, and what the display holds as the machine
   /// sleeps is what it shows first at wake.
-  private func reportReadyOnceShown() {
+  func reportReadyOnceShown() {
     guard let readyFD, let readyDeadline else { return }
     let shown = outputs.allSatisfy { !$0.hasLockSurface || $0.shown }
     guard shown || LockController.now() >= readyDeadline else { return }
@@ -199,8 +199,6 @@ final class WaylandLock {
     self.readyFD = nil
     self.readyDeadline = nil
   }
-
-  func surfaceShown() { reportReadyOnceShown() }
 
   func lockedEvent() { perform(life.handle(.locked)) }
 
